@@ -1,0 +1,288 @@
+"""The array view of a kernel (`KernelGraph`) and of a plan (`Plan`).
+
+Nodes are indexed 0..n-1 in input order; `node_ids[i]` is the id the user wrote.
+Buffers are indexed 0..m-1 in order of first appearance; `buf_ids[b]` is the user's id.
+Every buffer has exactly one ALLOC and one FREE node, a size and a home tier.
+A plan's spill `k` adds node indices `n + 2k` (SPILL_OUT) and `n + 2k + 1`
+(SPILL_IN); their user-facing ids are `spill_id_base + 2k` and `+ 1`.
+Algorithm cores work on these lists only; nothing here imports xDSL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from dan.dialect.target import PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Target
+
+ALLOC, FREE, OP, SPILL_OUT, SPILL_IN = 0, 1, 2, 3, 4
+KIND_NAMES = ("ALLOC", "FREE", "OP", "SPILL_OUT", "SPILL_IN")
+NO_PIPE = -1
+
+
+class GraphError(ValueError):
+    """A graph that is not a well-formed kernel; the message names the culprit."""
+
+
+@dataclass(frozen=True)
+class NodeRecord:
+    """One node as a frontend reads it (ids are the user's)."""
+
+    id: int
+    op: str
+    buf: int = -1
+    """ALLOC/FREE: the buffer id."""
+    size: int = 0
+    """ALLOC/FREE: the buffer size."""
+    tier: str = ""
+    """ALLOC/FREE: the buffer's tier."""
+    pipe: str = ""
+    cycles: int = 0
+    bufs: tuple[int, ...] = ()
+    """Operations: the ids of the buffers they touch."""
+
+
+@dataclass
+class KernelGraph:
+    """A kernel as arrays; see the module docstring for the index conventions."""
+
+    name: str
+    node_ids: list[int]
+    kinds: list[int]
+    ops: list[str]
+    pipes: list[int]
+    cycles: list[int]
+    node_bufs: list[tuple[int, ...]]
+    """Buffer indices a node touches (ALLOC/FREE: its own buffer)."""
+    preds: list[list[int]]
+    succs: list[list[int]]
+    buf_ids: list[int]
+    buf_size: list[int]
+    buf_tier: list[int]
+    buf_alloc: list[int]
+    buf_free: list[int]
+    buf_clean: list[bool]
+    """True when a COPY_IN touches the buffer: DDR keeps a clean copy."""
+    buf_uses: list[list[int]] = field(default_factory=list)
+    """Operation nodes touching each buffer, in index order."""
+
+    @property
+    def n(self) -> int:
+        return len(self.kinds)
+
+    @property
+    def num_edges(self) -> int:
+        return sum(len(p) for p in self.preds)
+
+    @property
+    def spill_id_base(self) -> int:
+        """User id of the first spill node (N for ids 0..N-1)."""
+        return max(self.n, max(self.node_ids, default=-1) + 1)
+
+    def edges(self) -> Iterable[tuple[int, int]]:
+        for v, ps in enumerate(self.preds):
+            for u in ps:
+                yield u, v
+
+    def delta(self, v: int, target: Target) -> int:
+        """Change of peak-tier residency when node `v` runs (ALLOC +, FREE -)."""
+        k = self.kinds[v]
+        if k not in (ALLOC, FREE):
+            return 0
+        b = self.node_bufs[v][0]
+        if self.buf_tier[b] not in target.peak_tiers:
+            return 0
+        return self.buf_size[b] if k == ALLOC else -self.buf_size[b]
+
+
+@dataclass
+class Plan:
+    """A schedule, optionally with a layout and spills.
+
+    `order` lists node indices (spill nodes included); `offsets[b]` is the offset of
+    buffer b's ALLOC placement (None: order only); `spills[k] = (b, new_offset)`.
+    """
+
+    order: list[int]
+    offsets: list[int] | None = None
+    spills: list[tuple[int, int]] = field(default_factory=list)
+
+
+def spill_node_buffer(graph: KernelGraph, plan: Plan, v: int) -> int:
+    """Buffer index of spill node index `v >= n`."""
+    return plan.spills[(v - graph.n) // 2][0]
+
+
+def build_graph(name: str, records: Sequence[NodeRecord], edges: Sequence[tuple[int, int]]) -> KernelGraph:
+    """Check a graph and turn it into arrays; raises GraphError on the first problem.
+
+    Checks: non-empty, unique ids, known ops/tiers/pipes, non-negative sizes and cycles,
+    known edge endpoints, acyclic, one ALLOC and one FREE per used buffer, and every
+    use of a buffer ordered after its ALLOC and before its FREE by the edges.
+    """
+    if not records:
+        raise GraphError("empty graph: no nodes")
+    index: dict[int, int] = {}
+    for i, r in enumerate(records):
+        if r.id in index:
+            raise GraphError(f"duplicate node id {r.id}")
+        index[r.id] = i
+    n = len(records)
+    kinds = [0] * n
+    pipes = [NO_PIPE] * n
+    cycles = [0] * n
+    buf_index: dict[int, int] = {}
+    buf_ids: list[int] = []
+    buf_size: list[int] = []
+    buf_tier: list[int] = []
+    buf_alloc: list[int] = []
+    buf_free: list[int] = []
+
+    def buffer(bid: int) -> int:
+        b = buf_index.get(bid)
+        if b is None:
+            b = buf_index[bid] = len(buf_ids)
+            buf_ids.append(bid)
+            buf_size.append(-1)
+            buf_tier.append(-1)
+            buf_alloc.append(-1)
+            buf_free.append(-1)
+        return b
+
+    node_bufs: list[tuple[int, ...]] = []
+    for i, r in enumerate(records):
+        if r.op in ("ALLOC", "FREE"):
+            if r.tier not in TIER_INDEX:
+                raise GraphError(f"node {r.id}: unknown tier '{r.tier}' (tiers: {', '.join(TIERS)})")
+            if r.size < 0:
+                raise GraphError(f"node {r.id}: negative size {r.size}")
+            b = buffer(r.buf)
+            kind = ALLOC if r.op == "ALLOC" else FREE
+            slot = buf_alloc if kind == ALLOC else buf_free
+            if slot[b] != -1:
+                raise GraphError(f"buffer {r.buf} has two {r.op} nodes ({records[slot[b]].id} and {r.id})")
+            slot[b] = i
+            tier = TIER_INDEX[r.tier]
+            if buf_tier[b] != -1 and (buf_tier[b] != tier or buf_size[b] != r.size):
+                raise GraphError(f"buffer {r.buf}: ALLOC and FREE disagree on size or tier")
+            buf_tier[b], buf_size[b] = tier, r.size
+            kinds[i] = kind
+            node_bufs.append((b,))
+        else:
+            if r.op in ("SPILL_OUT", "SPILL_IN"):
+                raise GraphError(f"node {r.id}: {r.op} belongs to a plan, not to a graph")
+            if r.pipe not in PIPE_INDEX:
+                raise GraphError(f"node {r.id}: unknown pipe '{r.pipe}' (pipes: {', '.join(PIPES)})")
+            if r.cycles < 0:
+                raise GraphError(f"node {r.id}: negative cycles {r.cycles}")
+            kinds[i] = OP
+            pipes[i] = PIPE_INDEX[r.pipe]
+            cycles[i] = r.cycles
+            node_bufs.append(tuple(buffer(bid) for bid in r.bufs))
+    for b, bid in enumerate(buf_ids):
+        if buf_alloc[b] == -1:
+            raise GraphError(f"buffer {bid} is used but never allocated")
+        if buf_free[b] == -1:
+            raise GraphError(f"buffer {bid} is allocated but never freed")
+    preds: list[list[int]] = [[] for _ in range(n)]
+    succs: list[list[int]] = [[] for _ in range(n)]
+    seen: set[tuple[int, int]] = set()
+    for s, d in edges:
+        u, v = index.get(s), index.get(d)
+        if u is None or v is None:
+            raise GraphError(f"edge {s} -> {d} names unknown node {s if u is None else d}")
+        if (u, v) in seen:
+            continue
+        seen.add((u, v))
+        preds[v].append(u)
+        succs[u].append(v)
+    graph = KernelGraph(
+        name, [r.id for r in records], kinds, [r.op for r in records], pipes, cycles, node_bufs,
+        preds, succs, buf_ids, buf_size, buf_tier, buf_alloc, buf_free,
+        [False] * len(buf_ids), [[] for _ in buf_ids],
+    )
+    for v in range(n):
+        if kinds[v] == OP:
+            for b in node_bufs[v]:
+                graph.buf_uses[b].append(v)
+                if graph.ops[v] == "COPY_IN":
+                    graph.buf_clean[b] = True
+    topo = topological_order(graph)
+    _check_lifetimes(graph, topo)
+    return graph
+
+
+def topological_order(graph: KernelGraph) -> list[int]:
+    """Kahn's order, smallest index first; raises GraphError naming a node on a cycle."""
+    import heapq
+
+    indeg = [len(p) for p in graph.preds]
+    ready = [v for v in range(graph.n) if indeg[v] == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        u = heapq.heappop(ready)
+        order.append(u)
+        for v in graph.succs[u]:
+            indeg[v] -= 1
+            if indeg[v] == 0:
+                heapq.heappush(ready, v)
+    if len(order) < graph.n:
+        v = _node_on_cycle(graph, indeg)
+        raise GraphError(f"the edges form a cycle through node {graph.node_ids[v]}")
+    return order
+
+
+def _node_on_cycle(graph: KernelGraph, indeg: list[int]) -> int:
+    """Walk predecessors among unsorted nodes until one repeats: it lies on a cycle."""
+    v = min(u for u in range(graph.n) if indeg[u] > 0)
+    seen: set[int] = set()
+    while v not in seen:
+        seen.add(v)
+        v = min(u for u in graph.preds[v] if indeg[u] > 0)
+    return v
+
+
+def _check_lifetimes(graph: KernelGraph, topo: list[int]) -> None:
+    """Every use of b must be a descendant of ALLOC(b) and an ancestor of FREE(b).
+
+    Bitsets (Python ints) over buffers: `after[v]` holds the buffers whose ALLOC
+    reaches v, `before[v]` those whose FREE v reaches.
+    """
+    after = [0] * graph.n
+    for v in topo:
+        bits = 0
+        for u in graph.preds[v]:
+            bits |= after[u]
+        if graph.kinds[v] == ALLOC:
+            bits |= 1 << graph.node_bufs[v][0]
+        after[v] = bits
+    for v in range(graph.n):
+        if graph.kinds[v] == OP:
+            for b in graph.node_bufs[v]:
+                if not (after[v] >> b) & 1:
+                    raise GraphError(
+                        f"node {graph.node_ids[v]} uses buffer {graph.buf_ids[b]} but the edges do not "
+                        f"order it after ALLOC node {graph.node_ids[graph.buf_alloc[b]]}"
+                    )
+        elif graph.kinds[v] == FREE:
+            b = graph.node_bufs[v][0]
+            if not (after[v] >> b) & 1:
+                raise GraphError(f"FREE node {graph.node_ids[v]} of buffer {graph.buf_ids[b]} is not ordered after its ALLOC")
+    del after
+    before = [0] * graph.n
+    for v in reversed(topo):
+        bits = 0
+        for u in graph.succs[v]:
+            bits |= before[u]
+        if graph.kinds[v] == FREE:
+            bits |= 1 << graph.node_bufs[v][0]
+        before[v] = bits
+    for v in range(graph.n):
+        if graph.kinds[v] == OP:
+            for b in graph.node_bufs[v]:
+                if not (before[v] >> b) & 1:
+                    raise GraphError(
+                        f"node {graph.node_ids[v]} uses buffer {graph.buf_ids[b]} but the edges do not "
+                        f"order it before FREE node {graph.node_ids[graph.buf_free[b]]}"
+                    )

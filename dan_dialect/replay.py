@@ -1,0 +1,282 @@
+"""The replay cost model: validity, residency peaks, spill traffic and makespan.
+
+One engine, one scan of the schedule (MODEL.md). The scan checks the order against
+every edge, places and releases buffers (checking bounds, overlap and residency),
+derives the spill edges and the address-reuse edges, and times every node:
+`start(v) = max(finish of v's predecessors, finish of the previous node on v's pipe)`.
+The first broken invariant makes the plan invalid and is reported with its kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from sortedcontainers import SortedDict, SortedList
+
+from dan.dialect.graph import ALLOC, FREE, NO_PIPE, OP, KernelGraph, Plan
+from dan.dialect.target import L0_TIERS, SPILL_IN_PIPE, SPILL_OUT_PIPE, TIERS, Target
+
+
+@dataclass
+class PlanViolation:
+    """One broken invariant: `kind` is one of the names in `VIOLATION_KINDS`."""
+
+    kind: str
+    message: str
+
+
+VIOLATION_KINDS = (
+    "not-a-permutation",
+    "edge-violated",
+    "out-of-bounds",
+    "overlap",
+    "not-resident",
+    "bad-spill",
+)
+
+
+@dataclass
+class Metrics:
+    """What a plan costs. Makespan/traffic are for the whole plan; peaks for its order."""
+
+    valid: bool
+    violation: PlanViolation | None
+    peak_l1_ub: int
+    tier_peaks: dict[str, int]
+    l0_rule: bool
+    """True when each L0 tier holds at most one live buffer at any point of the order."""
+    spill_count: int
+    extra_traffic: int
+    makespan: int
+    start: list[int] = field(default_factory=list, repr=False)
+    finish: list[int] = field(default_factory=list, repr=False)
+
+    def summary(self) -> dict[str, object]:
+        d = asdict(self)
+        d.pop("start")
+        d.pop("finish")
+        d["violation"] = None if self.violation is None else asdict(self.violation)
+        return d
+
+
+class _Invalid(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        self.violation = PlanViolation(kind, message)
+
+
+def order_peaks(graph: KernelGraph, order: list[int], target: Target) -> tuple[int, list[int], bool]:
+    """(peak over peak tiers, peak per tier, L0 rule kept) for the original nodes of `order`."""
+    live = [0] * len(TIERS)
+    count = [0] * len(TIERS)
+    peaks = [0] * len(TIERS)
+    peak_tiers = target.peak_tiers
+    cur = peak = 0
+    l0_ok = True
+    n = graph.n
+    kinds, node_bufs, size, tier = graph.kinds, graph.node_bufs, graph.buf_size, graph.buf_tier
+    for v in order:
+        if v >= n:
+            continue
+        k = kinds[v]
+        if k == ALLOC:
+            b = node_bufs[v][0]
+            t = tier[b]
+            live[t] += size[b]
+            count[t] += 1
+            if live[t] > peaks[t]:
+                peaks[t] = live[t]
+            if t in peak_tiers:
+                cur += size[b]
+                if cur > peak:
+                    peak = cur
+            if count[t] > 1 and t in L0_TIERS:
+                l0_ok = False
+        elif k == FREE:
+            b = node_bufs[v][0]
+            t = tier[b]
+            live[t] -= size[b]
+            count[t] -= 1
+            if t in peak_tiers:
+                cur -= size[b]
+    return peak, peaks, l0_ok
+
+
+def node_name(graph: KernelGraph, plan: Plan, v: int) -> str:
+    """`OP id` for messages, with user ids; spill nodes as `SPILL_OUT id (buffer b)`."""
+    if v < graph.n:
+        return f"{graph.ops[v]} {graph.node_ids[v]}"
+    k = v - graph.n
+    b = plan.spills[k // 2][0]
+    kind = "SPILL_IN" if k % 2 else "SPILL_OUT"
+    return f"{kind} {graph.spill_id_base + k} (buffer {graph.buf_ids[b]})"
+
+
+def replay(graph: KernelGraph, plan: Plan, target: Target) -> Metrics:
+    """Replay `plan` on `graph` for `target` (MODEL.md); never raises for a bad plan."""
+    n = graph.n
+    total = n + 2 * len(plan.spills)
+    traffic = sum(
+        graph.buf_size[b] if graph.buf_clean[b] else 2 * graph.buf_size[b] for b, _ in plan.spills
+    )
+    peak, peaks, l0_ok = order_peaks(graph, plan.order, target)
+    metrics = Metrics(True, None, peak, dict(zip(TIERS, peaks)), l0_ok, len(plan.spills), traffic, 0)
+    try:
+        start, finish = _scan(graph, plan, target, total)
+    except _Invalid as e:
+        metrics.valid = False
+        metrics.violation = e.violation
+        return metrics
+    metrics.start, metrics.finish = start, finish
+    metrics.makespan = max(finish, default=0)
+    return metrics
+
+
+def _scan(graph: KernelGraph, plan: Plan, target: Target, total: int) -> tuple[list[int], list[int]]:
+    n = graph.n
+    order = plan.order
+    if len(order) != total:
+        raise _Invalid("not-a-permutation", f"schedule has {len(order)} nodes, expected {total}")
+    pos = [-1] * total
+    for i, v in enumerate(order):
+        if not 0 <= v < total or pos[v] != -1:
+            what = "twice" if 0 <= v < total else "unknown node"
+            raise _Invalid("not-a-permutation", f"schedule position {i}: {what} {v}")
+        pos[v] = i
+    layout = plan.offsets is not None
+    if plan.spills and not layout:
+        raise _Invalid("bad-spill", "spills given without a layout")
+    nbuf = len(graph.buf_ids)
+    spills = plan.spills
+    for k, (b, _) in enumerate(spills):
+        if not 0 <= b < nbuf:
+            raise _Invalid("bad-spill", f"spill {k} names unknown buffer {b}")
+    kinds, preds, node_bufs, cycles, pipes = graph.kinds, graph.preds, graph.node_bufs, graph.cycles, graph.pipes
+    size, tier, clean = graph.buf_size, graph.buf_tier, graph.buf_clean
+    cap = target.capacity
+    start = [0] * total
+    finish = [0] * total
+    pipe_free = [0] * 6
+    resident = [False] * nbuf
+    placed_at = [-1] * nbuf  # node index of the current placement (ALLOC or SPILL_IN)
+    placed_off = [0] * nbuf
+    touch_finish = [0] * nbuf  # latest finish among nodes touching b so far
+    residents = [SortedList() for _ in TIERS]  # (offset, end, buffer)
+    occupant = [SortedDict({0: -1}) for _ in TIERS]  # address -> placement node owning it since
+    released_by: dict[int, int] = {}  # placement node -> its release node
+    offsets = plan.offsets
+
+    def name(v: int) -> str:
+        return node_name(graph, plan, v)
+
+    def place(b: int, off: int, v: int) -> int:
+        """Make b resident at off for node v; returns the latest finish of reuse predecessors."""
+        t, s = tier[b], size[b]
+        end = off + s
+        if off < 0 or end > cap[t]:
+            raise _Invalid(
+                "out-of-bounds",
+                f"{name(v)}: buffer {graph.buf_ids[b]} at [{off}, {end}) outside {TIERS[t]} capacity {cap[t]}",
+            )
+        res = residents[t]
+        i = res.bisect_left((end, -1, -1))
+        if i and s and res[i - 1][1] > off:
+            other = res[i - 1][2]
+            raise _Invalid(
+                "overlap",
+                f"{name(v)}: buffer {graph.buf_ids[b]} at [{off}, {end}) overlaps buffer "
+                f"{graph.buf_ids[other]} at [{res[i - 1][0]}, {res[i - 1][1]}) in {TIERS[t]}",
+            )
+        res.add((off, end, b))
+        resident[b] = True
+        placed_at[b] = v
+        placed_off[b] = off
+        ready = 0
+        if s:
+            occ = occupant[t]
+            j = occ.bisect_right(off) - 1
+            first_key = occ.keys()[j]
+            tail_owner = occ[first_key]
+            keys = list(occ.irange(off, end, inclusive=(True, False)))
+            owners = {occ[key] for key in keys}
+            owners.add(tail_owner)
+            after_end = occ.bisect_right(end) - 1
+            end_owner = occ[occ.keys()[after_end]]
+            for key in keys:
+                del occ[key]
+            occ[off] = v
+            if end < cap[t] and end not in occ:
+                occ[end] = end_owner
+            for q in owners:
+                if q >= 0:
+                    ready = max(ready, finish[released_by[q]])
+        return ready
+
+    def release(b: int, v: int) -> None:
+        res = residents[tier[b]]
+        res.remove((placed_off[b], placed_off[b] + size[b], b))
+        resident[b] = False
+        released_by[placed_at[b]] = v
+
+    for v in order:
+        ready = 0
+        if v < n:
+            for u in preds[v]:
+                if pos[u] > pos[v]:
+                    raise _Invalid("edge-violated", f"edge {name(u)} -> {name(v)} violated by the schedule")
+                if finish[u] > ready:
+                    ready = finish[u]
+            k = kinds[v]
+            if k == OP:
+                for b in node_bufs[v]:
+                    if layout and not resident[b]:
+                        raise _Invalid("not-resident", f"{name(v)} uses buffer {graph.buf_ids[b]} while it is not resident")
+                    pv = placed_at[b]
+                    if pv >= n and finish[pv] > ready:  # edge from the SPILL_IN
+                        ready = finish[pv]
+            elif k == ALLOC:
+                b = node_bufs[v][0]
+                if layout:
+                    ready = max(ready, place(b, offsets[b], v))  # type: ignore[index]
+            else:  # FREE
+                b = node_bufs[v][0]
+                if layout:
+                    if not resident[b]:
+                        raise _Invalid("not-resident", f"{name(v)} frees buffer {graph.buf_ids[b]} while it is spilled out")
+                    pv = placed_at[b]
+                    if pv >= n and finish[pv] > ready:
+                        ready = finish[pv]
+                    release(b, v)
+            p = pipes[v]
+            c = cycles[v]
+        else:
+            s = (v - n) // 2
+            b, new_off = spills[s]
+            if (v - n) % 2 == 0:  # SPILL_OUT
+                if not resident[b] or pos[graph.buf_alloc[b]] > pos[v]:
+                    raise _Invalid("bad-spill", f"{name(v)}: buffer {graph.buf_ids[b]} is not resident")
+                ready = touch_finish[b]
+                release(b, v)
+                p, c = SPILL_OUT_PIPE, (0 if clean[b] else target.spill_cycles(size[b]))
+            else:  # SPILL_IN
+                out = v - 1
+                if pos[out] > pos[v]:
+                    raise _Invalid("edge-violated", f"edge {name(out)} -> {name(v)} violated by the schedule")
+                if resident[b]:
+                    raise _Invalid("bad-spill", f"{name(v)}: buffer {graph.buf_ids[b]} is already resident")
+                ready = max(finish[out], place(b, new_off, v))
+                p, c = SPILL_IN_PIPE, target.spill_cycles(size[b])
+        if p != NO_PIPE:
+            if pipe_free[p] > ready:
+                ready = pipe_free[p]
+            pipe_free[p] = ready + c
+        start[v] = ready
+        f = finish[v] = ready + c
+        if v >= n or kinds[v] == ALLOC:
+            b = node_bufs[v][0] if v < n else spills[(v - n) // 2][0]
+            if f > touch_finish[b]:
+                touch_finish[b] = f
+        elif kinds[v] == OP:
+            for b in node_bufs[v]:
+                if f > touch_finish[b]:
+                    touch_finish[b] = f
+    return start, finish

@@ -1,0 +1,112 @@
+"""Hardware descriptions (targets) as data.
+
+A target names every tier's capacity (in the graph's size units), the tiers counted
+in the peak metric, and the spill cost model
+`cycles(size) = ceil(size / spill_units_per_cycle) + spill_startup`.
+Tiers and pipes are fixed enumerations; a target only sets their parameters.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+TIERS: tuple[str, ...] = ("L1", "UB", "L0A", "L0B", "L0C")
+TIER_INDEX: dict[str, int] = {t: i for i, t in enumerate(TIERS)}
+L0_TIERS: tuple[int, ...] = (TIER_INDEX["L0A"], TIER_INDEX["L0B"], TIER_INDEX["L0C"])
+
+PIPES: tuple[str, ...] = ("MTE1", "MTE2", "MTE3", "FIXP", "CUBE", "VECTOR")
+PIPE_INDEX: dict[str, int] = {p: i for i, p in enumerate(PIPES)}
+DMA_PIPES: frozenset[str] = frozenset({"MTE1", "MTE2", "MTE3", "FIXP"})
+COMPUTE_PIPES: frozenset[str] = frozenset({"CUBE", "VECTOR"})
+SPILL_OUT_PIPE: int = PIPE_INDEX["MTE3"]
+SPILL_IN_PIPE: int = PIPE_INDEX["MTE2"]
+
+
+class TargetError(ValueError):
+    """A target name or file that cannot be used."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """One NPU core: tier capacities, peak tiers and the spill cost model."""
+
+    name: str
+    capacity: tuple[int, ...]
+    """Capacity per tier, indexed like `TIERS`."""
+    peak_tiers: tuple[int, ...] = (TIER_INDEX["L1"], TIER_INDEX["UB"])
+    """Tiers whose residency the peak metric adds up."""
+    spill_units_per_cycle: float = 0.5
+    """DDR bandwidth of a spill transfer, in size units per cycle."""
+    spill_startup: int = 150
+    """Fixed cycles of every spill transfer."""
+
+    def spill_cycles(self, size: int) -> int:
+        """Cycles of one SPILL_OUT or SPILL_IN of a buffer of `size` units."""
+        return math.ceil(size / self.spill_units_per_cycle) + self.spill_startup
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "capacity": {t: self.capacity[i] for i, t in enumerate(TIERS)},
+            "peak_tiers": [TIERS[i] for i in self.peak_tiers],
+            "spill_units_per_cycle": self.spill_units_per_cycle,
+            "spill_startup": self.spill_startup,
+        }
+
+
+CONTEST = Target("contest", (4096, 1024, 256, 256, 512))
+ASCEND910B = Target(
+    "ascend910b",
+    (512 * 1024, 192 * 1024, 64 * 1024, 64 * 1024, 128 * 1024),
+    spill_units_per_cycle=32.0,
+    spill_startup=500,
+)
+PRESETS: dict[str, Target] = {t.name: t for t in (CONTEST, ASCEND910B)}
+
+
+def target_from_json(data: object, name: str) -> Target:
+    """Build a target from its JSON form (see `Target.to_json`)."""
+    if not isinstance(data, dict) or not isinstance(data.get("capacity"), dict):
+        raise TargetError(f"target '{name}': expected an object with a 'capacity' object")
+    caps = data["capacity"]
+    unknown = sorted(set(caps) - set(TIERS))
+    if unknown:
+        raise TargetError(f"target '{name}': unknown tier '{unknown[0]}' (tiers: {', '.join(TIERS)})")
+    missing = [t for t in TIERS if t not in caps]
+    if missing:
+        raise TargetError(f"target '{name}': no capacity for tier '{missing[0]}'")
+    if any(not isinstance(caps[t], int) or caps[t] <= 0 for t in TIERS):
+        raise TargetError(f"target '{name}': capacities must be positive integers")
+    peak = data.get("peak_tiers", ["L1", "UB"])
+    if not isinstance(peak, list) or any(p not in TIER_INDEX for p in peak):
+        raise TargetError(f"target '{name}': 'peak_tiers' must list tiers from {', '.join(TIERS)}")
+    rate = data.get("spill_units_per_cycle", 0.5)
+    startup = data.get("spill_startup", 150)
+    if not isinstance(rate, (int, float)) or rate <= 0 or not isinstance(startup, int) or startup < 0:
+        raise TargetError(f"target '{name}': bad spill cost parameters")
+    return Target(
+        str(data.get("name", name)),
+        tuple(caps[t] for t in TIERS),
+        tuple(TIER_INDEX[p] for p in peak),
+        float(rate),
+        startup,
+    )
+
+
+def load_target(spec: str) -> Target:
+    """A preset name (`contest`, `ascend910b`) or the path of a target JSON file."""
+    if spec in PRESETS:
+        return PRESETS[spec]
+    path = Path(spec)
+    if not path.suffix == ".json":
+        raise TargetError(f"unknown target '{spec}' (presets: {', '.join(PRESETS)}; or a .json file)")
+    try:
+        data = json.loads(path.read_text())
+    except OSError as e:
+        raise TargetError(f"cannot read target file '{spec}': {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise TargetError(f"target file '{spec}': malformed JSON at line {e.lineno}") from None
+    return target_from_json(data, path.stem)

@@ -1,0 +1,1 @@
+"""Frontends (graph and plan files -> arrays -> IR) and backends (IR -> plan files)."""

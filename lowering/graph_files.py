@@ -1,0 +1,152 @@
+"""Read and write graphs in the public formats: JSON `{"Nodes", "Edges"}` and the CSV pair.
+
+Readers return a checked `KernelGraph` named after the file stem, nodes in input order;
+any problem raises `GraphError` with a one-line message naming the file.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from dan.dialect.graph import ALLOC, FREE, GraphError, KernelGraph, NodeRecord, build_graph
+from dan.dialect.target import PIPES, TIERS
+from dan.lowering.atomic import atomic_write
+
+
+def graph_name(path: str | Path) -> str:
+    """Kernel name for a graph file: the stem, without `_Nodes`/`_Edges` for CSV."""
+    stem = Path(path).stem
+    for suffix in ("_Nodes", "_Edges"):
+        if stem.endswith(suffix):
+            return stem[: -len(suffix)]
+    return stem
+
+
+def _int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            return int(value)
+        raise GraphError(f"{what}: expected an integer, got {json.dumps(value)}")
+    return value
+
+
+def _record(node: Any, where: str) -> NodeRecord:
+    if not isinstance(node, dict):
+        raise GraphError(f"{where}: a node must be an object")
+    if "Id" not in node or "Op" not in node:
+        raise GraphError(f"{where}: a node needs 'Id' and 'Op'")
+    nid = _int(node["Id"], f"{where} 'Id'")
+    op = node["Op"]
+    if not isinstance(op, str) or not op:
+        raise GraphError(f"node {nid}: 'Op' must be a non-empty string")
+    try:
+        if op in ("ALLOC", "FREE"):
+            return NodeRecord(
+                nid, op, buf=_int(node["BufId"], f"node {nid} 'BufId'"),
+                size=_int(node["Size"], f"node {nid} 'Size'"), tier=str(node["Type"]),
+            )
+        bufs = node.get("Bufs", [])
+        if not isinstance(bufs, list):
+            raise GraphError(f"node {nid}: 'Bufs' must be a list")
+        return NodeRecord(
+            nid, op, pipe=str(node["Pipe"]), cycles=_int(node["Cycles"], f"node {nid} 'Cycles'"),
+            bufs=tuple(_int(b, f"node {nid} 'Bufs'") for b in bufs),
+        )
+    except KeyError as e:
+        raise GraphError(f"node {nid} ({op}): missing field '{e.args[0]}'") from None
+
+
+def parse_graph_json(text: str, name: str) -> KernelGraph:
+    """A graph from the text of a JSON graph file."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise GraphError(f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("Nodes"), list) or not isinstance(data.get("Edges", []), list):
+        raise GraphError("expected an object with a 'Nodes' list and an 'Edges' list")
+    records = [_record(node, f"node #{i}") for i, node in enumerate(data["Nodes"])]
+    edges = []
+    for e in data.get("Edges", []):
+        if not isinstance(e, list) or len(e) != 2:
+            raise GraphError(f"edge {json.dumps(e)}: expected [src, dst]")
+        edges.append((_int(e[0], "edge source"), _int(e[1], "edge target")))
+    return build_graph(name, records, edges)
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    try:
+        with path.open(newline="") as f:
+            return list(csv.DictReader(f))
+    except OSError as e:
+        raise GraphError(f"cannot read '{path.name}': {e.strerror}") from None
+    except csv.Error as e:
+        raise GraphError(f"'{path.name}': malformed CSV: {e}") from None
+
+
+def read_graph_csv(path: str | Path) -> KernelGraph:
+    """A graph from `NAME_Nodes.csv` and `NAME_Edges.csv` (either may be named).
+
+    Nodes: `Id,Op,BufId,Size,Type,Pipe,Cycles,Bufs` with `Bufs` as ids separated by
+    spaces, semicolons or commas (optionally bracketed). Edges: two columns, src and dst.
+    """
+    path = Path(path)
+    name = graph_name(path)
+    nodes_path = path.with_name(f"{name}_Nodes.csv")
+    edges_path = path.with_name(f"{name}_Edges.csv")
+    records = []
+    for i, row in enumerate(_read_csv(nodes_path)):
+        if None in row or "Id" not in row or "Op" not in row:
+            raise GraphError(f"'{nodes_path.name}' row {i + 2}: expected columns Id,Op,BufId,Size,Type,Pipe,Cycles,Bufs")
+        node: dict[str, Any] = {k: v for k, v in row.items() if v not in ("", None)}
+        if "Bufs" in node:
+            raw = node["Bufs"].strip("[]\"' ").replace(";", " ").replace(",", " ")
+            node["Bufs"] = raw.split()
+        records.append(_record(node, f"'{nodes_path.name}' row {i + 2}"))
+    edges = []
+    try:
+        with edges_path.open(newline="") as f:
+            rows = list(csv.reader(f))
+    except OSError as e:
+        raise GraphError(f"cannot read '{edges_path.name}': {e.strerror}") from None
+    for i, row in enumerate(rows):
+        if len(row) < 2:
+            raise GraphError(f"'{edges_path.name}' row {i + 1}: expected src,dst")
+        if i == 0 and not row[0].strip().lstrip("-").isdigit():
+            continue  # header
+        edges.append((_int(row[0].strip(), f"'{edges_path.name}' row {i + 1}"), _int(row[1].strip(), f"'{edges_path.name}' row {i + 1}")))
+    return build_graph(name, records, edges)
+
+
+def read_graph(path: str | Path) -> KernelGraph:
+    """A graph from a `.json` file or a `.csv` pair."""
+    path = Path(path)
+    if path.suffix == ".csv":
+        return read_graph_csv(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise GraphError(f"cannot read '{path}': {e.strerror}") from None
+    return parse_graph_json(text, graph_name(path))
+
+
+def graph_to_json(graph: KernelGraph) -> dict[str, Any]:
+    """The public JSON form of a graph (original nodes and edges only)."""
+    nodes: list[dict[str, Any]] = []
+    for v in range(graph.n):
+        nid = graph.node_ids[v]
+        if graph.kinds[v] in (ALLOC, FREE):
+            b = graph.node_bufs[v][0]
+            nodes.append({"Id": nid, "Op": graph.ops[v], "BufId": graph.buf_ids[b],
+                          "Size": graph.buf_size[b], "Type": TIERS[graph.buf_tier[b]]})
+        else:
+            nodes.append({"Id": nid, "Op": graph.ops[v], "Pipe": PIPES[graph.pipes[v]],
+                          "Cycles": graph.cycles[v], "Bufs": [graph.buf_ids[b] for b in graph.node_bufs[v]]})
+    edges = [[graph.node_ids[u], graph.node_ids[v]] for u, v in sorted(graph.edges())]
+    return {"Nodes": nodes, "Edges": edges}
+
+
+def write_graph_json(graph: KernelGraph, path: str | Path) -> None:
+    atomic_write(Path(path), json.dumps(graph_to_json(graph), indent=1) + "\n")
