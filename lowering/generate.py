@@ -106,3 +106,62 @@ def join_graphs(graphs: list[KernelGraph], name: str) -> KernelGraph:
         id_shift += max(g.node_ids) + 1
         buf_shift += max(g.buf_ids, default=-1) + 1
     return build_graph(name, records, edges)
+
+
+def tiled_matmul(m: int, n: int, k: int, tile: int = 128, name: str | None = None) -> KernelGraph:
+    """C[m x n tiles] = A[m x k] @ B[k x n] in the traced-kernel shape, listed load-first.
+
+    Every A and B tile is loaded once into L1 (COPY_IN, MTE2) up front and stays until
+    its last use; each product moves tiles to L0A/L0B (MOVE, MTE1), multiplies into an
+    L0C accumulator (MATMUL, CUBE), and each finished C tile leaves through FIXP.
+    The id order therefore has a high L1 peak, which a scheduler should cut.
+    """
+    records: list[NodeRecord] = []
+    edges: list[tuple[int, int]] = []
+    nbuf = 0
+
+    def add(**kw: object) -> int:
+        records.append(NodeRecord(len(records), **kw))  # type: ignore[arg-type]
+        return len(records) - 1
+
+    def alloc(size: int, tier: str) -> tuple[int, int]:
+        nonlocal nbuf
+        nbuf += 1
+        return nbuf - 1, add(op="ALLOC", buf=nbuf - 1, size=size, tier=tier)
+
+    frees: list[tuple[int, int, str, list[int]]] = []  # (buffer, size, tier, users)
+    loads: dict[tuple[str, int, int], tuple[int, int, list[int]]] = {}
+    for key in [("A", i, kk) for i in range(m) for kk in range(k)] + [("B", kk, j) for kk in range(k) for j in range(n)]:
+        b, a = alloc(tile, "L1")
+        c = add(op="COPY_IN", pipe="MTE2", cycles=2 * tile + 69, bufs=(b,))
+        edges.append((a, c))
+        loads[key] = (b, c, [c])
+    for i in range(m):
+        for j in range(n):
+            acc, a_acc = alloc(2 * tile, "L0C")
+            prev = a_acc
+            acc_users: list[int] = []
+            for kk in range(k):
+                ops = []
+                for src, tier in ((loads[("A", i, kk)], "L0A"), (loads[("B", kk, j)], "L0B")):
+                    lb, a0 = alloc(tile, tier)
+                    mv = add(op="MOVE", pipe="MTE1", cycles=tile // 4 - 1, bufs=(lb, src[0]))
+                    edges += [(a0, mv), (src[1], mv)]
+                    src[2].append(mv)
+                    ops.append((lb, mv))
+                mm = add(op="MATMUL", pipe="CUBE", cycles=tile, bufs=(acc, ops[0][0], ops[1][0]))
+                edges += [(prev, mm), (ops[0][1], mm), (ops[1][1], mm)]
+                frees += [(ops[0][0], tile, "L0A", [mm]), (ops[1][0], tile, "L0B", [mm])]
+                acc_users.append(mm)
+                prev = mm
+            out, a_out = alloc(tile, "UB")
+            fx = add(op="FIXPIPE", pipe="FIXP", cycles=tile, bufs=(out, acc))
+            edges += [(prev, fx), (a_out, fx)]
+            co = add(op="COPY_OUT", pipe="MTE3", cycles=2 * tile + 69, bufs=(out,))
+            edges.append((fx, co))
+            frees += [(acc, 2 * tile, "L0C", acc_users + [fx]), (out, tile, "UB", [fx, co])]
+    frees += [(b, tile, "L1", users) for b, _, users in loads.values()]
+    for b, size, tier, users in frees:
+        f = add(op="FREE", buf=b, size=size, tier=tier)
+        edges += [(u, f) for u in users]
+    return build_graph(name or f"matmul_{m}x{n}x{k}", records, edges)

@@ -1,0 +1,39 @@
+"""Every dan pass by its pipeline name (lazy imports keep start-up fast)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def _mpas() -> type[ModulePass]:
+    from dan.passes.mpas import MpasPass
+
+    return MpasPass
+
+
+def _dlr() -> type[ModulePass]:
+    from dan.passes.dlr import DlrPass
+
+    return DlrPass
+
+
+def _cpe() -> type[ModulePass]:
+    from dan.passes.cpe import CpePass
+
+    return CpePass
+
+
+def _verify() -> type[ModulePass]:
+    from dan.passes.verify_plan import VerifyPlanPass
+
+    return VerifyPlanPass
+
+
+DAN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "mpas": _mpas,
+    "dlr": _dlr,
+    "cpe": _cpe,
+    "verify-plan": _verify,
+}

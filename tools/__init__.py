@@ -1,0 +1,1 @@
+"""Command-line entry points: dan-opt, dan-export, dan-replay, dan-bench."""

@@ -1,0 +1,83 @@
+"""dan-opt: run dan (and xDSL) passes on a kernel given as dan IR or as a graph file.
+
+`--mpas`, `--dlr`, `--cpe` append those passes, in command-line order, after `-p`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import PassPipeline
+
+from dan.dialect.target import load_target
+from dan.lowering.atomic import atomic_write
+from dan.tools.cli import CliError, is_graph_file, read_text, run
+
+
+def available_passes() -> dict:
+    from xdsl.transforms import get_all_passes
+
+    from dan.passes.registry import DAN_PASSES
+
+    return {**get_all_passes(), **DAN_PASSES}
+
+
+def load_module(path: str, target_spec: str | None) -> ModuleOp:
+    """A graph file becomes a one-kernel module in id order; IR text is parsed."""
+    from dan.dialect.kernel_view import build_kernel, kernels, retarget
+    from dan.tools.ir_io import parse_module
+
+    target = load_target(target_spec) if target_spec else None
+    if is_graph_file(path):
+        from dan.dialect.graph import Plan
+        from dan.dialect.target import CONTEST
+        from dan.lowering.graph_files import read_graph
+
+        graph = read_graph(path)
+        module = ModuleOp([build_kernel(graph, Plan(list(range(graph.n))), target or CONTEST)])
+        module.verify()
+        return module
+    module = parse_module(read_text(path), path)
+    if target is not None:
+        for kernel in kernels(module):
+            retarget(kernel, target)
+        module.verify()
+    return module
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="dan-opt", description=__doc__)
+    ap.add_argument("input", help="dan IR (.mlir, '-' for stdin) or a graph (.json, NAME_Nodes.csv)")
+    ap.add_argument("-p", "--passes", default="", help="pass pipeline, e.g. 'mpas,dlr{policy=lru},cpe'")
+    ap.add_argument("--mpas", dest="flags", action="append_const", const="mpas", help="append the mpas pass")
+    ap.add_argument("--dlr", dest="flags", action="append_const", const="dlr", help="append the dlr pass")
+    ap.add_argument("--cpe", dest="flags", action="append_const", const="cpe", help="append the cpe pass")
+    ap.add_argument("--verify-plan", dest="flags", action="append_const", const="verify-plan",
+                    help="append the plan validator (fails on an invalid plan)")
+    ap.add_argument("--target", help="preset (contest, ascend910b) or target JSON file")
+    ap.add_argument("--print-op-generic", action="store_true", help="print the generic op format")
+    ap.add_argument("-o", "--output", help="output file (default: stdout)")
+    args = ap.parse_args(argv)
+
+    def body() -> int:
+        from dan.tools.ir_io import context, print_module
+
+        spec = ",".join(p for p in [args.passes, *(args.flags or [])] if p)
+        try:
+            pipeline = PassPipeline.parse_spec(available_passes(), spec)
+        except ValueError as e:
+            raise CliError(f"bad pass pipeline '{spec}': {e}") from None
+        module = load_module(args.input, args.target)
+        pipeline.apply(context(), module)
+        module.verify()
+        text = print_module(module, args.print_op_generic)
+        if args.output:
+            atomic_write(Path(args.output), text)
+        else:
+            sys.stdout.write(text)
+        return 0
+
+    run("dan-opt", body)

@@ -1,0 +1,40 @@
+"""Reading and writing dan IR text: one Context with the dan and builtin dialects,
+plus every xDSL dialect on demand so mixed modules parse."""
+
+from __future__ import annotations
+
+import io
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, ModuleOp
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+
+from dan.dialect.dialect import Dan
+
+
+def context() -> Context:
+    """A context that knows dan and builtin, and loads other xDSL dialects lazily."""
+    from xdsl.dialects import get_all_dialects
+
+    ctx = Context(allow_unregistered=False)
+    ctx.load_dialect(Builtin)
+    ctx.load_dialect(Dan)
+    for name, factory in get_all_dialects().items():
+        if name not in ("builtin", "dan"):
+            ctx.register_dialect(name, factory)
+    return ctx
+
+
+def parse_module(text: str, name: str = "<input>", ctx: Context | None = None) -> ModuleOp:
+    """Parse and verify a module; errors are xDSL ParseError / VerifyException."""
+    module = Parser(ctx or context(), text, name).parse_module()
+    module.verify()
+    return module
+
+
+def print_module(module: ModuleOp, generic: bool = False) -> str:
+    out = io.StringIO()
+    Printer(stream=out, print_generic_format=generic).print_op(module)
+    out.write("\n")
+    return out.getvalue()
