@@ -26,7 +26,7 @@ from __future__ import annotations
 from sortedcontainers import SortedDict
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
-from dan.dialect.target import SPILL_IN_PIPE, SPILL_OUT_PIPE, TIERS, Target
+from dan.dialect.target import PIPES, SPILL_IN_PIPE, SPILL_OUT_PIPE, TIERS, Target
 
 
 def plan_size(graph: KernelGraph, plan: Plan) -> int:
@@ -129,7 +129,7 @@ def time_order(order: list[int], preds: list[list[int]], cycles: list[int], pipe
     """(start, finish) per node of timing `order` over `preds` with in-order pipes."""
     start = [0] * len(preds)
     finish = [0] * len(preds)
-    pipe_free = [0] * 8
+    pipe_free = [0] * len(PIPES)
     for v in order:
         s = 0
         for u in preds[v]:

@@ -186,7 +186,8 @@ def _scan(graph: KernelGraph, plan: Plan, target: Target, total: int) -> tuple[l
                 f"{name(v)}: buffer {graph.buf_ids[b]} at [{off}, {end}) overlaps buffer "
                 f"{graph.buf_ids[other]} at [{res[i - 1][0]}, {res[i - 1][1]}) in {TIERS[t]}",
             )
-        res.add((off, end, b))
+        if s:  # a zero-size buffer occupies no addresses
+            res.add((off, end, b))
         resident[b] = True
         placed_at[b] = v
         placed_off[b] = off
@@ -212,8 +213,8 @@ def _scan(graph: KernelGraph, plan: Plan, target: Target, total: int) -> tuple[l
         return ready
 
     def release(b: int, v: int) -> None:
-        res = residents[tier[b]]
-        res.remove((placed_off[b], placed_off[b] + size[b], b))
+        if size[b]:
+            residents[tier[b]].remove((placed_off[b], placed_off[b] + size[b], b))
         resident[b] = False
         released_by[placed_at[b]] = v
 

@@ -3,31 +3,33 @@
 `dlr(graph, order, target, options)` scans `order` (a topological order of the original
 node indices) once and returns a `Plan` whose order is `order` with spill nodes inserted,
 whose `offsets[b]` is the offset of buffer b's ALLOC placement and whose `spills[k]` is
-`(b, new_offset)` of b's k-th reload (MODEL.md, "Layout and spills").
+`(b, new_offset)` for b's k-th spill; spill k is nodes `n + 2k` (SPILL_OUT) and
+`n + 2k + 1` (SPILL_IN) (MODEL.md, "Layout and spills").
 
-Units and conventions: sizes and offsets are in the graph's size units; a buffer of
-size `s` placed at `off` occupies the half-open range `[off, off + footprint)` where
-the footprint is `s` rounded up to `options.alignment`; positions are indices into
-`order`. A buffer's *needs* are the positions that require it resident: every operation
-touching it and its FREE (a buffer is *dead* when only its FREE is left).
+Units and conventions: sizes and offsets are in the graph's size units. A buffer placed
+at `off` occupies the half-open range `[off, off + footprint)`, its footprint being its
+size rounded up to `options.alignment`. Positions are indices into `order`. A buffer's
+*needs* are the positions that require it resident: each operation touching it and its
+FREE. A buffer is *dead* when only its FREE is left among its needs.
 
-Invariant kept after every scanned position: per tier, the ranges of the resident
-buffers and the free segments partition `[0, capacity)`; no two free segments touch
-(released space is merged with its neighbours); every buffer the next node needs is
-resident when that node is emitted. Space is taken best-fit (smallest leftover, lowest
-offset on ties). When nothing fits, buffers of the same tier that the current node does
-not touch are evicted in the order the policy ranks them, and the evictions the chosen
-placement does not overlap are undone. Each eviction emits `SPILL_OUT` right before the
-current node; its `SPILL_IN` goes right before the buffer's next need, at a best-fit
-offset found then. So the spill edges of MODEL.md hold by construction. When the
-node's own buffers fragment a tier so that a reload cannot be placed, the whole tier is
-spilled and the node's buffers are reloaded packed (compaction through spills).
+Invariant after every scanned position: per tier, the resident buffers' ranges and the
+free segments partition `[0, capacity)`, and no two free segments touch (released
+space merges with its neighbours). A placement takes the best-fit segment (smallest
+leftover, lowest offset on ties). When none fits, the policy evicts buffers of the same
+tier that the current node does not touch: `cost` clears the contiguous window with the
+best reuse distance per unit of spill cost; `lru` and `belady` evict in rank order until
+a segment fits, then undo the evictions the placement does not overlap. An eviction emits SPILL_OUT right before the
+current node; the matching SPILL_IN goes right before the buffer's next need, at a
+best-fit offset chosen then. The spill edges of MODEL.md therefore hold by
+construction, and every node finds its buffers resident. When a node's own buffers
+fragment a tier so badly that one of them cannot be placed, the whole tier is spilled and
+the node's buffers are reloaded packed (compaction through spills).
 Nothing here imports xDSL.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sortedcontainers import SortedDict, SortedList
@@ -35,9 +37,7 @@ from sortedcontainers import SortedDict, SortedList
 from dan.dialect.graph import ALLOC, FREE, KernelGraph, Plan
 from dan.dialect.target import L0_TIERS, TIERS, Target
 
-_EPS = 1e-9
-_DEAD = float("inf")
-"""Rank of a dead buffer: with only its FREE left, every policy evicts it first."""
+_INF = float("inf")
 
 
 class LayoutError(ValueError):
@@ -46,10 +46,12 @@ class LayoutError(ValueError):
 
 @dataclass(frozen=True)
 class DlrOptions:
-    """How DLR ranks eviction victims and aligns placements."""
+    """How DLR chooses eviction victims and aligns placements."""
 
     policy: str = "cost"
-    """Eviction policy, a key of `POLICIES`: `cost`, `lru` or `belady`."""
+    """Eviction policy, a key of `POLICIES`: `cost` (L1/UB by reuse distance per unit of
+    spill cost, L0 tiers by next use), `lru` (least recently used) or `belady` (farthest
+    next use in every tier). `cost` and `belady` evict a dead buffer first."""
     l_byte: float = 1.0
     """Weight of a spill's DDR traffic (size units) in the `cost` score."""
     l_cyc: float = 1.0
@@ -59,7 +61,7 @@ class DlrOptions:
 
 
 class FreeSegments:
-    """The free ranges `[start, end)` of one tier, merged when adjacent.
+    """The free ranges `[start, end)` of one tier; touching ranges are merged.
 
     `by_start` maps start -> end; `by_length` holds `(end - start, start)` for best fit.
     """
@@ -75,7 +77,8 @@ class FreeSegments:
         self.by_length.add((end - start, start))
 
     def _remove(self, start: int) -> int:
-        end: int = self.by_start.pop(start)
+        end: int = self.by_start[start]
+        del self.by_start[start]
         self.by_length.remove((end - start, start))
         return end
 
@@ -85,7 +88,7 @@ class FreeSegments:
         return self.by_length[i][1] if i < len(self.by_length) else None
 
     def take(self, offset: int, footprint: int) -> None:
-        """Mark `[offset, offset + footprint)`, which must lie in one free segment, used."""
+        """Mark `[offset, offset + footprint)`, which lies in one free segment, used."""
         start = self.by_start.keys()[self.by_start.bisect_right(offset) - 1]
         end = self._remove(start)
         if start < offset:
@@ -107,30 +110,135 @@ class FreeSegments:
         self._add(start, end)
 
 
-Rank = Callable[["_Scan", int, int, int], float]
-"""`rank(scan, tier, buffer, position)`: the larger, the sooner the buffer is evicted."""
+Evict = Callable[["_Scan", int, int, frozenset[int], int], "int | None"]
+"""`evict(scan, tier, buffer, protected, position)`: place a buffer that fits no free
+segment by spilling unprotected residents of its tier; its offset, or None (nothing
+spilled) when even evicting all of them leaves no room."""
 
 
-def _next_use_rank(scan: _Scan, tier: int, b: int, i: int) -> float:
+def _evict_cheapest_window(scan: _Scan, t: int, b: int, protected: frozenset[int], i: int) -> int | None:
+    """`cost`: clear the contiguous window with the largest score.
+
+    A window is a run of free segments and unprotected residents at least a footprint
+    long; the buffer goes to its start and every resident in it is spilled. Its score
+    is `reuse_distance / spill_cost` generalised to several victims: the smallest reuse
+    distance among its live victims over their total weighted spill cost (on L0 tiers
+    every spill costs 1, so one victim means the farthest next use). A dead victim
+    counts as infinitely far, so a window of dead victims only comes first. Ties: lower
+    total cost, victims last touched longer ago, shorter window, lower offset.
+    """
+    blocks = scan.tier_blocks(t)
+    fp = scan.footprint[b]
+    victims = _victims(scan, blocks, t, protected, i)
+    best: tuple[tuple[float, float, int, int, int], int, int] | None = None
+    count = len(blocks)
+    for left in range(count):
+        start = blocks[left][0]
+        limit = start + fp
+        live_cost = dead_cost = 0.0
+        reuse = _INF
+        touched, right = -1, left
+        while right < count and blocks[right][0] < limit:
+            victim = victims[right]
+            if victim is None:
+                if blocks[right][2] >= 0:
+                    break  # a protected buffer
+            else:
+                live, dead, next_need, last_touch = victim
+                live_cost += live
+                dead_cost += dead
+                if next_need < reuse:
+                    reuse = next_need
+                if last_touch > touched:
+                    touched = last_touch
+                if best is not None and (live_cost / reuse if live_cost else 0.0, live_cost + dead_cost) > best[0][:2]:
+                    break  # adding blocks never lowers these, so this window cannot win
+            right += 1
+        if right == left or blocks[right - 1][1] < limit:
+            continue  # too short, or pruned
+        key = (live_cost / reuse if live_cost else 0.0, live_cost + dead_cost, touched, blocks[right - 1][1] - start, start)
+        if best is None or key < best[0]:
+            best = (key, left, right)
+    if best is None:
+        return None
+    _, left, right = best
+    offset = blocks[left][0]
+    for block_start, block_end, c in blocks[left:right]:
+        if c >= 0:
+            scan.free_segments[t].give(block_start, block_end - block_start)
+            scan.spill_out(c)
+    scan.free_segments[t].take(offset, fp)
+    return offset
+
+
+def _victims(
+    scan: _Scan, blocks: list[tuple[int, int, int]], t: int, protected: frozenset[int], i: int
+) -> list[tuple[float, float, float, int] | None]:
+    """Per block: (live cost, dead cost, reuse distance, last touch) of evicting its
+    buffer at position i; None for free space and protected buffers."""
+    unit = t in L0_TIERS
+    needs, next_index, last_touch, spill_cost = scan.needs, scan.next_need_index, scan.last_touch, scan.spill_cost
+    out: list[tuple[float, float, float, int] | None] = []
+    for _, _, c in blocks:
+        if c < 0 or c in protected:
+            out.append(None)
+            continue
+        cost = 1.0 if unit else spill_cost[c]
+        k = next_index[c]
+        if k == len(needs[c]) - 1:
+            out.append((0.0, cost, _INF, last_touch[c]))
+        else:
+            out.append((cost, 0.0, float(needs[c][k] - i), last_touch[c]))
+    return out
+
+
+Rank = Callable[["_Scan", int, int], float]
+"""`rank(scan, buffer, position)`: the larger, the sooner the buffer is evicted."""
+
+
+def _next_use_rank(scan: _Scan, c: int, i: int) -> float:
     """Farthest next use first; a dead buffer before any other."""
-    if scan.is_dead(b):
-        return _DEAD
-    return float(scan.next_need(b) - i)
+    return _INF if scan.is_dead(c) else float(scan.next_need(c) - i)
 
 
-def _lru_rank(scan: _Scan, tier: int, b: int, i: int) -> float:
+def _lru_rank(scan: _Scan, c: int, i: int) -> float:
     """Least recently placed or touched first."""
-    return float(i - scan.last_touch[b])
+    return float(i - scan.last_touch[c])
 
 
-def _cost_rank(scan: _Scan, tier: int, b: int, i: int) -> float:
-    """L0 tiers: next use. L1/UB: reuse distance per unit of weighted spill cost."""
-    if tier in L0_TIERS or scan.is_dead(b):
-        return _next_use_rank(scan, tier, b, i)
-    return (scan.next_need(b) - i) / (scan.spill_cost[b] + _EPS)
+def _ranked_eviction(rank: Rank) -> Evict:
+    """Evict in rank order (ties: lowest buffer index) until a segment fits, then undo
+    the evictions that the chosen placement does not overlap."""
+
+    def evict(scan: _Scan, t: int, b: int, protected: frozenset[int], i: int) -> int | None:
+        segments, fp = scan.free_segments[t], scan.footprint[b]
+        ranked = sorted((-rank(scan, c, i), c) for c in scan.residents[t] if c not in protected)
+        victims: list[int] = []
+        offset = None
+        for _, c in ranked:
+            segments.give(scan.offset[c], scan.footprint[c])
+            victims.append(c)
+            offset = segments.best_fit(fp)
+            if offset is not None:
+                break
+        if offset is not None:
+            segments.take(offset, fp)
+        for c in victims:
+            start, end = scan.offset[c], scan.offset[c] + scan.footprint[c]
+            if offset is not None and start < offset + fp and offset < end:
+                scan.spill_out(c)
+            else:
+                segments.take(start, end - start)
+        return offset
+
+    return evict
 
 
-POLICIES: dict[str, Rank] = {"cost": _cost_rank, "lru": _lru_rank, "belady": _next_use_rank}
+POLICIES: dict[str, Evict] = {
+    "cost": _evict_cheapest_window,
+    "lru": _ranked_eviction(_lru_rank),
+    "belady": _ranked_eviction(_next_use_rank),
+}
 """Eviction policies by name (`DlrOptions.policy`)."""
 
 
@@ -138,13 +246,15 @@ def dlr(graph: KernelGraph, order: list[int], target: Target, options: DlrOption
     """Lay out `order` (original node indices, topological) on `target`, spilling as needed.
 
     Raises `LayoutError` when one node needs more of a tier than the tier holds, and
-    `ValueError` for an unknown policy, a bad alignment or an order that is not a
-    topological order of the graph's nodes.
+    `ValueError` for an unknown policy, a bad alignment or weight, or an order that is
+    not a topological order of the graph's nodes.
     """
     if options.policy not in POLICIES:
         raise ValueError(f"unknown DLR policy '{options.policy}' (policies: {', '.join(POLICIES)})")
     if options.alignment < 1:
         raise ValueError(f"DLR alignment must be a positive integer, got {options.alignment}")
+    if not (options.l_byte >= 0 and options.l_cyc >= 0):
+        raise ValueError(f"DLR cost weights must be non-negative, got l_byte={options.l_byte}, l_cyc={options.l_cyc}")
     _check_order(graph, order)
     scan = _Scan(graph, order, target, options)
     _check_fits(graph, order, target, scan.footprint, options.alignment)
@@ -156,7 +266,8 @@ def _check_order(graph: KernelGraph, order: list[int]) -> None:
     pos = [-1] * graph.n
     for i, v in enumerate(order):
         if not 0 <= v < graph.n or pos[v] != -1:
-            raise ValueError(f"order position {i}: {'repeated' if 0 <= v < graph.n else 'unknown'} node index {v}")
+            what = "repeated" if 0 <= v < graph.n else "unknown"
+            raise ValueError(f"order position {i}: {what} node index {v}")
         pos[v] = i
     if len(order) != graph.n:
         raise ValueError(f"order has {len(order)} nodes, the graph {graph.n}")
@@ -170,17 +281,17 @@ def _check_fits(graph: KernelGraph, order: list[int], target: Target, footprint:
     for v in order:
         if graph.kinds[v] == FREE:
             continue
+        bufs = tuple(dict.fromkeys(graph.node_bufs[v]))
         need = [0] * len(TIERS)
-        for b in dict.fromkeys(graph.node_bufs[v]):
+        for b in bufs:
             need[graph.buf_tier[b]] += footprint[b]
         for t, total in enumerate(need):
             if total > target.capacity[t]:
-                bufs = [b for b in dict.fromkeys(graph.node_bufs[v]) if graph.buf_tier[b] == t]
-                sizes = ", ".join(f"buffer {graph.buf_ids[b]} size {graph.buf_size[b]}" for b in bufs)
-                aligned = f" aligned to {alignment}" if alignment > 1 else ""
+                sizes = ", ".join(f"buffer {graph.buf_ids[b]} size {graph.buf_size[b]}" for b in bufs if graph.buf_tier[b] == t)
+                aligned = f" (aligned to {alignment})" if alignment > 1 else ""
                 raise LayoutError(
                     f"node {graph.node_ids[v]} ({graph.ops[v]}) needs {total} units of {TIERS[t]}{aligned} "
-                    f"({sizes}) but {TIERS[t]} holds {target.capacity[t]} on target '{target.name}'"
+                    f"for {sizes}, but {TIERS[t]} holds {target.capacity[t]} on target '{target.name}'"
                 )
 
 
@@ -188,30 +299,28 @@ class _Scan:
     """The state of one DLR scan; `run` walks the order once."""
 
     def __init__(self, graph: KernelGraph, order: list[int], target: Target, options: DlrOptions) -> None:
-        self.graph, self.order, self.options = graph, order, options
-        self.rank = POLICIES[options.policy]
+        self.graph, self.order = graph, order
+        self.evict = POLICIES[options.policy]
         a = options.alignment
         nbuf = len(graph.buf_ids)
         self.footprint = [-(-s // a) * a for s in graph.buf_size]
-        self.spill_cost = [
-            options.l_byte * (s if graph.buf_clean[b] else 2 * s)
-            + options.l_cyc * ((0 if graph.buf_clean[b] else target.spill_cycles(s)) + target.spill_cycles(s))
-            for b, s in enumerate(graph.buf_size)
-        ]
+        self.spill_cost = [_spill_cost(graph, target, options, b) for b in range(nbuf)]
         self.needs: list[list[int]] = [[] for _ in range(nbuf)]
+        """Positions needing each buffer resident (its operations and its FREE)."""
         for i, v in enumerate(order):
             if graph.kinds[v] != ALLOC:
                 for b in dict.fromkeys(graph.node_bufs[v]):
                     self.needs[b].append(i)
         self.next_need_index = [0] * nbuf
         self.last_touch = [0] * nbuf
+        """Position of the latest placement of or operation on each buffer."""
         self.offset = [-1] * nbuf
-        """Current offset of a resident buffer, -1 otherwise."""
+        """Offset of each resident buffer, -1 for the others."""
         self.alloc_offset = [0] * nbuf
         self.pending = [-1] * nbuf
-        """Index of the spill awaiting the buffer's reload, -1 when none."""
+        """Index of the spill awaiting each buffer's reload, -1 when none."""
         self.residents: list[dict[int, None]] = [{} for _ in TIERS]
-        """Resident evictable (non-empty) buffers per tier."""
+        """Resident buffers with a non-empty footprint, per tier."""
         self.free_segments = [FreeSegments(c) for c in target.capacity]
         self.out: list[int] = []
         self.spills: list[tuple[int, int]] = []
@@ -223,36 +332,45 @@ class _Scan:
         """Only b's FREE is left among its needs."""
         return self.next_need_index[b] == len(self.needs[b]) - 1
 
+    def tier_blocks(self, t: int) -> list[tuple[int, int, int]]:
+        """Tier t as `(start, end, buffer)` ranges by address; buffer -1 marks free space."""
+        blocks = [(s, e, -1) for s, e in self.free_segments[t].by_start.items()]
+        blocks += [(self.offset[c], self.offset[c] + self.footprint[c], c) for c in self.residents[t]]
+        blocks.sort()
+        return blocks
+
     def run(self) -> Plan:
-        graph = self.graph
+        kinds, node_bufs, offset = self.graph.kinds, self.graph.node_bufs, self.offset
+        next_need_index, last_touch = self.next_need_index, self.last_touch
         for i, v in enumerate(self.order):
-            kind = graph.kinds[v]
-            bufs = tuple(dict.fromkeys(graph.node_bufs[v]))
-            if kind == ALLOC:
-                b = bufs[0]
-                off = self._place_tier(graph.buf_tier[b], [b], frozenset(bufs), i)[0][1] if self.footprint[b] else 0
-                self.alloc_offset[b] = off
-                self._make_resident(b, off, i)
+            bufs = node_bufs[v] if len(node_bufs[v]) < 2 else tuple(dict.fromkeys(node_bufs[v]))
+            if kinds[v] == ALLOC:
+                self._allocate(bufs[0], i)
             else:
-                self._reload(bufs, i)
                 for b in bufs:
-                    self.next_need_index[b] += 1
-                    self.last_touch[b] = i
-                if kind == FREE:
+                    if offset[b] < 0:
+                        self._reload(bufs, i)
+                        break
+                for b in bufs:
+                    next_need_index[b] += 1
+                    last_touch[b] = i
+                if kinds[v] == FREE:
                     self._release(bufs[0])
             self.out.append(v)
         return Plan(self.out, self.alloc_offset, self.spills)
 
+    def _allocate(self, b: int, i: int) -> None:
+        off = self._place(self.graph.buf_tier[b], [b], frozenset((b,)), i)[0][1] if self.footprint[b] else 0
+        self.alloc_offset[b] = off
+        self._make_resident(b, off, i)
+
     def _reload(self, bufs: tuple[int, ...], i: int) -> None:
-        """Make every buffer of the node at position i resident, tier by tier."""
-        tiers = self.graph.buf_tier
+        """Emit the SPILL_INs that make every buffer of the node at position i resident."""
+        tier = self.graph.buf_tier
         missing = [b for b in bufs if self.offset[b] < 0]
-        if not missing:
-            return
         protected = frozenset(bufs)
-        for t in dict.fromkeys(tiers[b] for b in missing):
-            needed = [b for b in missing if tiers[b] == t]
-            for b, off in self._place_tier(t, needed, protected, i):
+        for t in dict.fromkeys(tier[b] for b in missing):
+            for b, off in self._place(t, [b for b in missing if tier[b] == t], protected, i):
                 k = self.pending[b]
                 self.pending[b] = -1
                 self.spills[k] = (b, off)
@@ -267,90 +385,66 @@ class _Scan:
 
     def _release(self, b: int) -> None:
         if self.footprint[b]:
-            self.free_segments[self.graph.buf_tier[b]].give(self.offset[b], self.footprint[b])
-            del self.residents[self.graph.buf_tier[b]][b]
+            t = self.graph.buf_tier[b]
+            self.free_segments[t].give(self.offset[b], self.footprint[b])
+            del self.residents[t][b]
         self.offset[b] = -1
 
-    def _spill_out(self, b: int) -> None:
-        """Emit SPILL_OUT(b) now; b's space must already be given back."""
+    def spill_out(self, b: int) -> None:
+        """Emit SPILL_OUT(b) now; the caller has already given b's range back."""
         k = len(self.spills)
         self.spills.append((b, -1))
         self.pending[b] = k
         self.offset[b] = -1
+        del self.residents[self.graph.buf_tier[b]][b]
         self.out.append(self.graph.n + 2 * k)
 
-    def _place_tier(self, t: int, needed: list[int], protected: frozenset[int], i: int) -> list[tuple[int, int]]:
-        """Offsets for the non-resident `needed` buffers of tier t (largest first).
+    def _place(self, t: int, needed: list[int], protected: frozenset[int], i: int) -> list[tuple[int, int]]:
+        """`(buffer, offset)` for the non-resident `needed` buffers of tier t, largest first.
 
-        Segments are taken but the buffers are not made resident; victims are spilled.
+        Their ranges are taken but they are not made resident yet; victims are spilled.
         """
-        needed = sorted((b for b in needed if self.footprint[b]), key=lambda b: (-self.footprint[b], b))
-        zero = [(b, 0) for b in needed if not self.footprint[b]]
         placed: list[tuple[int, int]] = []
-        for b in needed:
-            off = self._place_one(t, b, protected, i)
+        segments = self.free_segments[t]
+        for b in sorted(needed, key=lambda b: (-self.footprint[b], b)):
+            off = segments.best_fit(self.footprint[b])
+            if off is not None:
+                segments.take(off, self.footprint[b])
+            else:
+                off = self.evict(self, t, b, protected, i)
             if off is None:
                 for b2, off2 in placed:
-                    self.free_segments[t].give(off2, self.footprint[b2])
-                return zero + self._compact(t, needed, i)
+                    segments.give(off2, self.footprint[b2])
+                return self._compact(t, needed, i)
             placed.append((b, off))
-        return zero + placed
-
-    def _place_one(self, t: int, b: int, protected: frozenset[int], i: int) -> int | None:
-        """Best-fit offset for b, evicting unprotected residents by rank; None if impossible."""
-        segments, fp = self.free_segments[t], self.footprint[b]
-        off = segments.best_fit(fp)
-        if off is not None:
-            segments.take(off, fp)
-            return off
-        victims: list[int] = []
-        for c in self._ranked_victims(t, protected, i):
-            segments.give(self.offset[c], self.footprint[c])
-            victims.append(c)
-            off = segments.best_fit(fp)
-            if off is not None:
-                break
-        if off is None:
-            for c in victims:
-                segments.take(self.offset[c], self.footprint[c])
-            return None
-        segments.take(off, fp)
-        for c in victims:
-            if self.offset[c] < off + fp and off < self.offset[c] + self.footprint[c]:
-                del self.residents[t][c]
-                self._spill_out(c)
-            else:
-                segments.take(self.offset[c], self.footprint[c])
-        return off
-
-    def _ranked_victims(self, t: int, protected: frozenset[int], i: int) -> list[int]:
-        """Evictable residents of tier t, first to evict first (ties: lowest buffer index)."""
-        rank = self.rank
-        keyed = [(-rank(self, t, c, i), c) for c in self.residents[t] if c not in protected]
-        keyed.sort()
-        return [c for _, c in keyed]
+        return placed
 
     def _compact(self, t: int, needed: list[int], i: int) -> list[tuple[int, int]]:
-        """Spill all of tier t, then place `needed` and the node's own evicted buffers packed."""
-        evicted = self._ranked_victims(t, frozenset(), i)
+        """Spill all of tier t, then place `needed` and the node's own spilled buffers packed."""
         segments = self.free_segments[t]
+        evicted = list(self.residents[t])
         for c in evicted:
             segments.give(self.offset[c], self.footprint[c])
-            del self.residents[t][c]
-            self._spill_out(c)
-        protected_own = [c for c in evicted if self._touched_at(c, i)]
+            self.spill_out(c)
+        own = [c for c in evicted if self.next_need(c) == i]
         placed = []
-        for b in sorted(needed + protected_own, key=lambda b: (-self.footprint[b], b)):
+        for b in sorted(needed + own, key=lambda b: (-self.footprint[b], b)):
             off = segments.best_fit(self.footprint[b])
-            assert off is not None, "checked by _check_fits"
+            if off is None:  # unreachable: _check_fits bounds the node's need by the capacity
+                raise LayoutError(f"no room for buffer {self.graph.buf_ids[b]} in an empty {TIERS[t]}")
             segments.take(off, self.footprint[b])
             placed.append((b, off))
         return placed
 
-    def _touched_at(self, b: int, i: int) -> bool:
-        return self.next_need(b) == i
 
+def _spill_cost(graph: KernelGraph, target: Target, options: DlrOptions, b: int) -> float:
+    """Weighted cost of spilling b once: DDR traffic plus SPILL_OUT and SPILL_IN cycles.
 
-def spill_nodes(graph: KernelGraph, plan: Plan) -> Iterable[int]:
-    """The spill node indices of `plan.order`, in order."""
-    return (v for v in plan.order if v >= graph.n)
+    A COPY_IN-backed buffer moves `size` units and its SPILL_OUT takes no cycles;
+    any other moves `2 * size` units and pays `spill_cycles(size)` both ways.
+    """
+    size = graph.buf_size[b]
+    cycles = target.spill_cycles(size)
+    if graph.buf_clean[b]:
+        return options.l_byte * size + options.l_cyc * cycles
+    return options.l_byte * 2 * size + options.l_cyc * 2 * cycles

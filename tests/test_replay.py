@@ -133,3 +133,12 @@ def test_l0_rule_flag() -> None:
     g = build_graph("l0", recs, [(0, 2), (1, 2), (2, 3), (2, 4)])
     m = replay(g, Plan([0, 1, 2, 3, 4]), CONTEST)
     assert m.valid and not m.l0_rule and m.tier_peaks["L0A"] == 128 and m.peak_l1_ub == 0
+
+
+def test_zero_size_buffer_does_not_hide_an_overlap() -> None:
+    recs = [NodeRecord(i, "ALLOC", buf=i, size=s, tier="UB") for i, s in enumerate((100, 0, 10))]
+    recs += [NodeRecord(3 + i, "FREE", buf=i, size=s, tier="UB") for i, s in enumerate((100, 0, 10))]
+    g = build_graph("zero", recs, [(0, 3), (1, 4), (2, 5)])
+    m = replay(g, Plan(list(range(6)), offsets=[0, 50, 60]), CONTEST)
+    assert m.violation is not None
+    assert m.violation.message == "ALLOC 2: buffer 2 at [60, 70) overlaps buffer 0 at [0, 100) in UB"

@@ -1,0 +1,1 @@
+"""DAN passes: thin ModulePass wrappers and the pure algorithm cores they call."""

@@ -1,0 +1,354 @@
+"""CPE core and the plan's precedence graph (`dan.dialect.plan_edges`).
+
+Every plan CPE returns is checked by the replay: valid, makespan not above the input's,
+and every ALLOC/FREE/SPILL_OUT/SPILL_IN at its old position.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dan.dialect.graph import OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
+from dan.dialect.plan_edges import node_cycles, node_pipes, plan_preds, plan_size, time_order
+from dan.dialect.replay import replay
+from dan.dialect.target import CONTEST, TIERS, Target
+from dan.lowering.generate import random_kernel
+from dan.passes.cpe_reorder import CpeError, CpeOptions, cpe
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+CASES = ("Matmul_Case0", "FlashAttention_Case0", "Conv_Case0")
+BIG = Target("big", (1 << 30,) * 5)
+
+
+# -- helpers -----------------------------------------------------------------------------
+
+
+def alloc(i: int, buf: int, tier: str = "UB", size: int = 64) -> NodeRecord:
+    return NodeRecord(i, "ALLOC", buf=buf, size=size, tier=tier)
+
+
+def free(i: int, buf: int, tier: str = "UB", size: int = 64) -> NodeRecord:
+    return NodeRecord(i, "FREE", buf=buf, size=size, tier=tier)
+
+
+def op(i: int, name: str, pipe: str, cycles: int, *bufs: int) -> NodeRecord:
+    return NodeRecord(i, name, pipe=pipe, cycles=cycles, bufs=bufs)
+
+
+def fixed_positions(graph: KernelGraph, plan: Plan) -> dict[int, int]:
+    """Position -> node for every node that is not an operation."""
+    return {i: v for i, v in enumerate(plan.order) if v >= graph.n or graph.kinds[v] != OP}
+
+
+def check_cpe(graph: KernelGraph, plan: Plan, target: Target, options: CpeOptions = CpeOptions()) -> Plan:
+    """Run CPE and check every promise it makes; returns its plan."""
+    before = replay(graph, plan, target)
+    assert before.valid, before.violation
+    out = cpe(graph, plan, target, options)
+    after = replay(graph, out, target)
+    assert after.valid, after.violation
+    assert after.makespan <= before.makespan
+    if out.order != plan.order:
+        assert after.makespan < before.makespan
+    if not options.move_events:
+        assert fixed_positions(graph, out) == fixed_positions(graph, plan)
+    assert out.offsets == plan.offsets and out.spills == plan.spills
+    return out
+
+
+def distinct_offsets(graph: KernelGraph) -> list[int]:
+    """Every buffer at its own addresses: prefix sums of the sizes per tier."""
+    offsets, top = [], [0] * len(TIERS)
+    for b, size in enumerate(graph.buf_size):
+        offsets.append(top[graph.buf_tier[b]])
+        top[graph.buf_tier[b]] += size
+    return offsets
+
+
+def spilled_first_fit_plan(graph: KernelGraph, order: list[int], rng: random.Random) -> Plan:
+    """A valid plan of `order` with random spills and a first-fit (address-reusing) layout.
+
+    A spill of b goes into a random gap between two consecutive touches of b: SPILL_OUT
+    right after the first, SPILL_IN right before the second.
+    """
+    n = graph.n
+    touches: list[list[int]] = [[] for _ in graph.buf_ids]
+    for i, v in enumerate(order):
+        for b in dict.fromkeys(graph.node_bufs[v]):
+            touches[b].append(i)
+    outs_after: dict[int, list[int]] = {}
+    ins_before: dict[int, list[int]] = {}
+    spill_bufs: list[int] = []
+    for b, ts in enumerate(touches):
+        for gap in sorted(rng.sample(range(len(ts) - 1), min(2, len(ts) - 1))):
+            if rng.random() < 0.3:
+                outs_after.setdefault(ts[gap], []).append(len(spill_bufs))
+                ins_before.setdefault(ts[gap + 1], []).append(len(spill_bufs))
+                spill_bufs.append(b)
+    full: list[int] = []
+    for i, v in enumerate(order):
+        full += [n + 2 * k + 1 for k in ins_before.get(i, [])]
+        full.append(v)
+        full += [n + 2 * k for k in outs_after.get(i, [])]
+    offsets = [0] * len(graph.buf_ids)
+    new_offsets = [0] * len(spill_bufs)
+    used: list[list[tuple[int, int, int]]] = [[] for _ in TIERS]  # (offset, end, buffer)
+
+    def first_fit(b: int) -> int:
+        spans = sorted(used[graph.buf_tier[b]])
+        off = 0
+        for lo, hi, _ in spans:
+            if off + graph.buf_size[b] <= lo:
+                break
+            off = max(off, hi)
+        used[graph.buf_tier[b]].append((off, off + graph.buf_size[b], b))
+        return off
+
+    def release(b: int) -> None:
+        used[graph.buf_tier[b]] = [s for s in used[graph.buf_tier[b]] if s[2] != b]
+
+    for v in full:
+        if v >= n:
+            k = (v - n) // 2
+            if (v - n) % 2:
+                new_offsets[k] = first_fit(spill_bufs[k])
+            else:
+                release(spill_bufs[k])
+        elif graph.ops[v] == "ALLOC":
+            offsets[graph.node_bufs[v][0]] = first_fit(graph.node_bufs[v][0])
+        elif graph.ops[v] == "FREE":
+            release(graph.node_bufs[v][0])
+    return Plan(full, offsets, list(zip(spill_bufs, new_offsets)))
+
+
+def random_plans(seed: int) -> list[tuple[KernelGraph, Plan]]:
+    """An order-only plan, a distinct-offset plan and a spilled first-fit plan."""
+    graph = random_kernel(seed, ops=30 + seed % 40)
+    rng = random.Random(seed)
+    order = topological_order(graph)
+    return [
+        (graph, Plan(list(order))),
+        (graph, Plan(list(order), distinct_offsets(graph), [])),
+        (graph, spilled_first_fit_plan(graph, order, rng)),
+    ]
+
+
+def golden(case: str) -> tuple[KernelGraph, Plan]:
+    from dan.lowering.graph_files import read_graph
+    from dan.lowering.plan_files import read_plan
+
+    workload = SHARED / "workloads" / f"{case}.json"
+    plan_dir = SHARED / "golden" / case
+    if not workload.exists() or not plan_dir.exists():
+        pytest.skip(f"{plan_dir} is not here (../shared absent)")
+    graph = read_graph(workload)
+    return graph, read_plan(graph, plan_dir)
+
+
+# -- plan_edges --------------------------------------------------------------------------
+
+
+def assert_edges_time_like_replay(graph: KernelGraph, plan: Plan, target: Target) -> None:
+    metrics = replay(graph, plan, target)
+    assert metrics.valid, metrics.violation
+    preds = plan_preds(graph, plan, target)
+    assert len(preds) == plan_size(graph, plan)
+    start, finish = time_order(plan.order, preds, node_cycles(graph, plan, target), node_pipes(graph, plan))
+    assert start == metrics.start
+    assert finish == metrics.finish
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_plan_edges_time_golden_plans_like_replay(case: str) -> None:
+    graph, plan = golden(case)
+    assert_edges_time_like_replay(graph, plan, CONTEST)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_plan_edges_time_random_plans_like_replay(seed: int) -> None:
+    for graph, plan in random_plans(seed):
+        assert_edges_time_like_replay(graph, plan, BIG)
+
+
+def test_random_plans_have_spills_and_reuse() -> None:
+    """The random plans above do exercise spill and reuse edges."""
+    spills = reuse = 0
+    for seed in range(20):
+        graph, plan = random_plans(seed)[2]
+        spills += len(plan.spills)
+        preds = plan_preds(graph, plan, BIG)
+        reuse += sum(len(preds[v]) - len(graph.preds[v]) for v in range(graph.n) if graph.ops[v] == "ALLOC")
+    assert spills > 20 and reuse > 20
+
+
+def test_plan_edges_of_an_order_only_plan_are_the_kernel_edges() -> None:
+    graph = random_kernel(3)
+    plan = Plan(topological_order(graph))
+    assert plan_preds(graph, plan, CONTEST) == graph.preds
+
+
+def test_spill_edges_cycles_and_pipes() -> None:
+    graph, plan = spill_example()
+    preds = plan_preds(graph, plan, CONTEST)
+    out, back = graph.n, graph.n + 1
+    assert preds[out] == [0, 1, 2]  # ALLOC A, COPY_IN a, EXP: the touchers before
+    assert preds[back] == [out]  # same addresses again: the reuse edge is the spill edge
+    assert back in preds[7]  # EXP2 after the SPILL_IN
+    assert back in preds[8]  # FREE A too
+    cycles = node_cycles(graph, plan, CONTEST)
+    assert cycles[out] == 0  # COPY_IN-backed: a clean copy stays in DDR
+    assert cycles[back] == CONTEST.spill_cycles(64) == 278
+    assert node_pipes(graph, plan)[out:] == [2, 1]  # MTE3, MTE2
+
+
+# -- CPE: hand-worked plans ----------------------------------------------------------------
+
+
+def swap_example() -> tuple[KernelGraph, Plan]:
+    """Two COPY_INs on MTE2; the long one first delays the chain through EXP.
+
+    Order 0 1 2 3 4 5 6: COPY_IN x 0-100, COPY_IN y 100-110, EXP 110-210: makespan 210.
+    Swapped (y first): y 0-10, x 10-110, EXP 10-110: makespan 110.
+    """
+    records = [
+        alloc(0, 0), alloc(1, 1),
+        op(2, "COPY_IN", "MTE2", 100, 0), op(3, "COPY_IN", "MTE2", 10, 1), op(4, "EXP", "VECTOR", 100, 1),
+        free(5, 0), free(6, 1),
+    ]
+    graph = build_graph("swap", records, [(0, 2), (1, 3), (3, 4), (2, 5), (4, 6)])
+    return graph, Plan([0, 1, 2, 3, 4, 5, 6], [0, 64], [])
+
+
+def spill_example() -> tuple[KernelGraph, Plan]:
+    """A SPILL_IN (fixed) waits on MTE2 behind a long COPY_IN that nothing needs soon.
+
+    Buffer A (0) is spilled (clean, so SPILL_OUT costs 0) between EXP and EXP2.
+    Order: ALLOC A, COPY_IN a, EXP, SPILL_OUT A, ALLOC B, ALLOC C, COPY_IN b, SPILL_IN A,
+    Z, EXP2, FREE A, FREE B, FREE C. COPY_IN b 10-310 makes SPILL_IN 310-588 and EXP2
+    588-988 (makespan 988). Moving COPY_IN b into Z's slot (Z into its slot): SPILL_IN
+    20-298, EXP2 298-698, COPY_IN b 298-598: makespan 698.
+    """
+    records = [
+        alloc(0, 0), op(1, "COPY_IN", "MTE2", 10, 0), op(2, "EXP", "VECTOR", 10, 0),
+        alloc(3, 1), op(4, "COPY_IN", "MTE2", 300, 1), alloc(5, 2), op(6, "EXP", "VECTOR", 10, 2),
+        op(7, "EXP", "VECTOR", 400, 0), free(8, 0), free(9, 1), free(10, 2),
+    ]
+    edges = [(0, 1), (1, 2), (2, 7), (7, 8), (3, 4), (4, 9), (5, 6), (6, 10)]
+    graph = build_graph("spill", records, edges)
+    so, si = graph.n, graph.n + 1
+    return graph, Plan([0, 1, 2, so, 3, 5, 4, si, 6, 7, 8, 9, 10], [0, 64, 128], [(0, 0)])
+
+
+def test_one_swap_of_same_pipe_copies_shortens_the_makespan() -> None:
+    graph, plan = swap_example()
+    assert replay(graph, plan, CONTEST).makespan == 210
+    out = check_cpe(graph, plan, CONTEST)
+    assert out.order == [0, 1, 3, 2, 4, 5, 6]
+    assert replay(graph, out, CONTEST).makespan == 110
+    assert plan.order == [0, 1, 2, 3, 4, 5, 6]  # the input is left alone
+
+
+def test_order_only_plan_gets_the_same_swap() -> None:
+    graph, plan = swap_example()
+    out = check_cpe(graph, Plan(plan.order), CONTEST)
+    assert out.order == [0, 1, 3, 2, 4, 5, 6] and out.offsets is None
+
+
+def test_operation_leaves_the_mte2_slot_before_a_fixed_spill_in() -> None:
+    graph, plan = spill_example()
+    so, si = graph.n, graph.n + 1
+    assert replay(graph, plan, CONTEST).makespan == 988
+    out = check_cpe(graph, plan, CONTEST)
+    assert out.order == [0, 1, 2, so, 3, 5, 6, si, 4, 7, 8, 9, 10]
+    assert replay(graph, out, CONTEST).makespan == 698
+
+
+def test_nothing_to_improve_gives_the_same_order() -> None:
+    graph, plan = swap_example()
+    best = Plan([0, 1, 3, 2, 4, 5, 6], [0, 64], [])
+    out = check_cpe(graph, best, CONTEST)
+    assert out.order == best.order and out is not best
+
+
+def test_an_alloc_between_the_copies_pins_them_unless_events_move() -> None:
+    """ALLOC y sits between the two COPY_INs: y cannot take x's slot, x cannot move
+    past a fixed ALLOC into y's; with `move_events` the ALLOC moves along."""
+    graph, _ = swap_example()
+    plan = Plan([0, 2, 1, 3, 4, 5, 6], [0, 64], [])
+    assert check_cpe(graph, plan, CONTEST).order == plan.order
+    out = check_cpe(graph, plan, CONTEST, CpeOptions(move_events=True))
+    assert out.order == [0, 1, 3, 2, 4, 5, 6]
+    assert replay(graph, out, CONTEST).makespan == 110
+
+
+def test_zero_passes_keep_the_order_and_window_one_reaches_neighbours() -> None:
+    graph, plan = spill_example()
+    assert check_cpe(graph, plan, CONTEST, CpeOptions(passes=0)).order == plan.order
+    assert replay(graph, check_cpe(graph, plan, CONTEST, CpeOptions(window=1)), CONTEST).makespan == 698
+
+
+def test_bad_options_and_invalid_plans_are_diagnosed() -> None:
+    graph, plan = swap_example()
+    with pytest.raises(CpeError, match="window >= 1"):
+        cpe(graph, plan, CONTEST, CpeOptions(window=0))
+    with pytest.raises(CpeError, match="edge-violated"):
+        cpe(graph, Plan([0, 1, 3, 2, 5, 6, 4], [0, 64], []), CONTEST)
+    with pytest.raises(CpeError, match="overlap"):
+        cpe(graph, Plan(plan.order, [0, 0], []), CONTEST)
+
+
+# -- CPE: random and golden plans ----------------------------------------------------------
+
+
+def test_random_plans_stay_valid_and_never_get_slower() -> None:
+    improved = 0
+    for seed in range(200):
+        graph, plan = random_plans(seed)[seed % 3]
+        out = check_cpe(graph, plan, BIG)
+        improved += out.order != plan.order
+    assert improved > 0
+
+
+def test_random_plans_with_moving_events_stay_valid_and_never_get_slower() -> None:
+    for seed in range(100):
+        graph, plan = random_plans(seed)[seed % 3]
+        check_cpe(graph, plan, BIG, CpeOptions(move_events=True))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10_000), window=st.integers(1, 24), passes=st.integers(0, 4),
+    kind=st.integers(0, 2), move_events=st.booleans(),
+)
+def test_every_option_combination_stays_valid(seed: int, window: int, passes: int, kind: int, move_events: bool) -> None:
+    graph, plan = random_plans(seed)[kind]
+    check_cpe(graph, plan, BIG, CpeOptions(window=window, passes=passes, move_events=move_events))
+
+
+def test_cpe_is_deterministic() -> None:
+    for seed in range(10):
+        graph, plan = random_plans(seed)[2]
+        for options in (CpeOptions(), CpeOptions(move_events=True)):
+            assert cpe(graph, plan, BIG, options).order == cpe(graph, plan, BIG, options).order
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_plans_stay_valid_and_never_get_slower(case: str) -> None:
+    graph, plan = golden(case)
+    out = check_cpe(graph, plan, CONTEST)
+    assert cpe(graph, plan, CONTEST).order == out.order
+    check_cpe(graph, plan, CONTEST, CpeOptions(window=16, passes=3))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_moving_events_shortens_the_golden_plans(case: str) -> None:
+    """The golden plans leave no legal move among operation slots (each operation is
+    pinned by the ALLOC before it or the FREE after it); moving events helps."""
+    graph, plan = golden(case)
+    out = check_cpe(graph, plan, CONTEST, CpeOptions(move_events=True))
+    assert replay(graph, out, CONTEST).makespan < replay(graph, plan, CONTEST).makespan

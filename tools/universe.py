@@ -1,0 +1,14 @@
+"""The `xdsl.universe` plugin: stock `xdsl-opt` sees the dan dialect and passes."""
+
+from xdsl.universe import Universe
+
+from dan.passes.registry import DAN_PASSES
+
+
+def _dan():  # noqa: ANN202
+    from dan.dialect.dialect import Dan
+
+    return Dan
+
+
+DAN_UNIVERSE = Universe(all_dialects={"dan": _dan}, all_passes=DAN_PASSES)
