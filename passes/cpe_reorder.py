@@ -83,7 +83,7 @@ class CpeOptions:
     """Knobs of the critical-path reordering."""
 
     window: int = 8
-    """W: how many positions before a pipe-bound critical node a move may reach (>= 1)."""
+    """W: how far, in positions, a move around a pipe-bound critical node may reach (>= 1)."""
     passes: int = 2
     """P: sweeps over the critical chain; a sweep that keeps nothing ends the search (>= 0)."""
     move_events: bool = False
@@ -95,7 +95,8 @@ class CpeOptions:
 def cpe(graph: KernelGraph, plan: Plan, target: Target, options: CpeOptions = CpeOptions()) -> Plan:
     """A plan with operations reordered among operation slots (all nodes with
     `move_events`) and a makespan no larger than `plan`'s, strictly smaller whenever the
-    order changed; same offsets and spills. Raises CpeError for an invalid input plan."""
+    order changed; same offsets and spills. Raises CpeError for bad options or an
+    input plan the replay rejects."""
     if options.window < 1 or options.passes < 0:
         raise CpeError(f"cpe needs window >= 1 and passes >= 0, got window={options.window} passes={options.passes}")
     before = replay(graph, plan, target)

@@ -14,7 +14,7 @@ from xdsl.passes import PassPipeline
 
 from dan.dialect.target import load_target
 from dan.lowering.atomic import atomic_write
-from dan.tools.cli import CliError, is_graph_file, read_text, run
+from dan.tools.cli import USER_ERRORS, CliError, is_graph_file, one_line, read_text, run
 
 
 def available_passes() -> dict:
@@ -25,7 +25,7 @@ def available_passes() -> dict:
     return {**get_all_passes(), **DAN_PASSES}
 
 
-def load_module(path: str, target_spec: str | None) -> ModuleOp:
+def load_module(path: str, target_spec: str | None, text: str | None = None) -> ModuleOp:
     """A graph file becomes a one-kernel module in id order; IR text is parsed."""
     from dan.dialect.kernel_view import build_kernel, kernels, retarget
     from dan.tools.ir_io import parse_module
@@ -40,7 +40,7 @@ def load_module(path: str, target_spec: str | None) -> ModuleOp:
         module = ModuleOp([build_kernel(graph, Plan(list(range(graph.n))), target or CONTEST)])
         module.verify()
         return module
-    module = parse_module(read_text(path), path)
+    module = parse_module(read_text(path) if text is None else text, path)
     if target is not None:
         for kernel in kernels(module):
             retarget(kernel, target)
@@ -58,6 +58,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--verify-plan", dest="flags", action="append_const", const="verify-plan",
                     help="append the plan validator (fails on an invalid plan)")
     ap.add_argument("--target", help="preset (contest, ascend910b) or target JSON file")
+    ap.add_argument("--split-input-file", action="store_true",
+                    help="process the chunks between '// -----' lines separately; print each error and go on")
     ap.add_argument("--print-op-generic", action="store_true", help="print the generic op format")
     ap.add_argument("-o", "--output", help="output file (default: stdout)")
     args = ap.parse_args(argv)
@@ -70,14 +72,28 @@ def main(argv: list[str] | None = None) -> None:
             pipeline = PassPipeline.parse_spec(available_passes(), spec)
         except ValueError as e:
             raise CliError(f"bad pass pipeline '{spec}': {e}") from None
-        module = load_module(args.input, args.target)
-        pipeline.apply(context(), module)
-        module.verify()
-        text = print_module(module, args.print_op_generic)
+        def process(text: str | None) -> str:
+            module = load_module(args.input, args.target, text)
+            pipeline.apply(context(), module)
+            module.verify()
+            return print_module(module, args.print_op_generic)
+
+        failed = False
+        if args.split_input_file and not is_graph_file(args.input):
+            outs = []
+            for chunk in read_text(args.input).split("// -----"):
+                try:
+                    outs.append(process(chunk))
+                except USER_ERRORS as e:
+                    outs.append(f"error: {one_line(e)}\n")
+                    failed = True
+            text = "// -----\n".join(outs)
+        else:
+            text = process(None)
         if args.output:
             atomic_write(Path(args.output), text)
         else:
             sys.stdout.write(text)
-        return 0
+        return 1 if failed else 0
 
     run("dan-opt", body)

@@ -1,0 +1,104 @@
+// RUN: dan-opt %s --split-input-file -p dlr | filecheck %s --check-prefix=COST
+// RUN: dan-opt %s --split-input-file -p 'dlr{policy=lru}' | filecheck %s --check-prefix=LRU
+// RUN: dan-opt %s --split-input-file -p 'dlr{policy=belady}' | filecheck %s --check-prefix=BELADY
+// RUN: not dan-opt %s --split-input-file -p 'dlr{alignment=64},verify-plan' | filecheck %s --check-prefix=ALIGN
+
+// Test that three 128-unit L1 tiles, two of them live at once with a third arriving,
+// in a 256-unit L1 are laid out best-fit and spilled by each policy's rule.
+// cost and belady evict b1 (reload farthest away; all clean, equal cost), lru evicts
+// b0 (least recently used). A buffer spilled while dead is reloaded before its FREE.
+
+// COST-LABEL: dan.kernel @two
+// LRU-LABEL: dan.kernel @two
+// BELADY-LABEL: dan.kernel @two
+// ALIGN-LABEL: dan.kernel @two
+// COST: %b0, %t0 = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<L1, 128>
+// COST-NEXT: %t1 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b0) after(%t0) {id = 1}
+// COST-NEXT: %b1, %t2 = dan.alloc {id = 2, buf = 1, offset = 128} : !dan.buf<L1, 128>
+// COST-NEXT: %t3 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b1) after(%t2) {id = 3}
+// COST-NEXT: %t14 = dan.spill_out %b1 after(%t2, %t3) {id = 14}
+// COST-NEXT: %b2, %t4 = dan.alloc {id = 4, buf = 2, offset = 128} : !dan.buf<L1, 128>
+// COST-NEXT: %t5 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b2) after(%t4) {id = 5}
+// COST-NEXT: %b3, %t6 = dan.alloc {id = 6, buf = 3, offset = 0} : !dan.buf<L0A, 128>
+// COST-NEXT: %t7 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b3, %b0) after(%t1, %t6) {id = 7}
+// COST-NEXT: %t16 = dan.spill_out %b0 after(%t0, %t1, %t7) {id = 16}
+// COST-NEXT: %b1_1, %t15 = dan.spill_in %b1 after(%t14) {id = 15, offset = 0}
+// COST-NEXT: %t8 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b3, %b1_1) after(%t3, %t7) {id = 8}
+// COST-NEXT: %t9 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b3, %b2) after(%t5, %t8) {id = 9}
+// COST-NEXT: %t18 = dan.spill_out %b1_1 after(%t15, %t8) {id = 18}
+// COST-NEXT: %b0_1, %t17 = dan.spill_in %b0 after(%t16) {id = 17, offset = 0}
+// COST-NEXT: %t10 = dan.free %b0_1 after(%t7) {id = 10}
+// COST-NEXT: %b1_2, %t19 = dan.spill_in %b1_1 after(%t18) {id = 19, offset = 0}
+// COST-NEXT: %t11 = dan.free %b1_2 after(%t8) {id = 11}
+// COST-NEXT: %t12 = dan.free %b2 after(%t9) {id = 12}
+// COST-NEXT: %t13 = dan.free %b3 after(%t9) {id = 13}
+// LRU: %b0, %t0 = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<L1, 128>
+// LRU: %b1, %t2 = dan.alloc {id = 2, buf = 1, offset = 128} : !dan.buf<L1, 128>
+// LRU: %t14 = dan.spill_out %b0 after(%t0, %t1) {id = 14}
+// LRU: %b2, %t4 = dan.alloc {id = 4, buf = 2, offset = 0} : !dan.buf<L1, 128>
+// LRU: %b3, %t6 = dan.alloc {id = 6, buf = 3, offset = 0} : !dan.buf<L0A, 128>
+// LRU: %t16 = dan.spill_out %b1 after(%t2, %t3) {id = 16}
+// LRU: %b0_1, %t15 = dan.spill_in %b0 after(%t14) {id = 15, offset = 128}
+// LRU: %t18 = dan.spill_out %b2 after(%t4, %t5) {id = 18}
+// LRU: %b1_1, %t17 = dan.spill_in %b1 after(%t16) {id = 17, offset = 0}
+// LRU: %t20 = dan.spill_out %b0_1 after(%t15, %t7) {id = 20}
+// LRU: %b2_1, %t19 = dan.spill_in %b2 after(%t18) {id = 19, offset = 128}
+// LRU: %t22 = dan.spill_out %b1_1 after(%t17, %t8) {id = 22}
+// LRU: %b0_2, %t21 = dan.spill_in %b0_1 after(%t20) {id = 21, offset = 0}
+// LRU: %b1_2, %t23 = dan.spill_in %b1_1 after(%t22) {id = 23, offset = 0}
+// BELADY: %t14 = dan.spill_out %b1 after(%t2, %t3) {id = 14}
+// BELADY: %t16 = dan.spill_out %b0 after(%t0, %t1, %t7) {id = 16}
+// BELADY: %b1_1, %t15 = dan.spill_in %b1 after(%t14) {id = 15, offset = 0}
+// BELADY: %t18 = dan.spill_out %b1_1 after(%t15, %t8) {id = 18}
+// BELADY: %b0_1, %t17 = dan.spill_in %b0 after(%t16) {id = 17, offset = 0}
+// BELADY: %b1_2, %t19 = dan.spill_in %b1_1 after(%t18) {id = 19, offset = 0}
+// ALIGN: %b0, %t0 = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<L1, 128>
+// ALIGN: %b1, %t2 = dan.alloc {id = 2, buf = 1, offset = 128} : !dan.buf<L1, 128>
+// ALIGN: %b2, %t4 = dan.alloc {id = 4, buf = 2, offset = 128} : !dan.buf<L1, 128>
+// ALIGN: %b3, %t6 = dan.alloc {id = 6, buf = 3, offset = 0} : !dan.buf<L0A, 128>
+// ALIGN: %b1_1, %t15 = dan.spill_in %b1 after(%t14) {id = 15, offset = 0}
+// ALIGN: %b0_1, %t17 = dan.spill_in %b0 after(%t16) {id = 17, offset = 0}
+// ALIGN: %b1_2, %t19 = dan.spill_in %b1_1 after(%t18) {id = 19, offset = 0}
+
+dan.kernel @two attributes {target = #dan.target<"tiny", L1 = 256, UB = 128, L0A = 128, L0B = 128, L0C = 256>} {
+  %a, %ta = dan.alloc {id = 0, buf = 0} : !dan.buf<L1, 128>
+  %t1 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%a) after(%ta) {id = 1}
+  %b, %tb = dan.alloc {id = 2, buf = 1} : !dan.buf<L1, 128>
+  %t3 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b) after(%tb) {id = 3}
+  %c, %tc = dan.alloc {id = 4, buf = 2} : !dan.buf<L1, 128>
+  %t5 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%c) after(%tc) {id = 5}
+  %l, %tl = dan.alloc {id = 6, buf = 3} : !dan.buf<L0A, 128>
+  %t7 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%l, %a) after(%t1, %tl) {id = 7}
+  %t8 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%l, %b) after(%t3, %t7) {id = 8}
+  %t9 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%l, %c) after(%t5, %t8) {id = 9}
+  %t10 = dan.free %a after(%t7) {id = 10}
+  %t11 = dan.free %b after(%t8) {id = 11}
+  %t12 = dan.free %c after(%t9) {id = 12}
+  %t13 = dan.free %l after(%t9) {id = 13}
+}
+
+// -----
+
+// Test that best fit takes the segment with the smallest leftover (d goes to the
+// exact 32-unit hole at 96, not the 48-unit hole at 32) and that freed neighbours
+// merge (e, 96 units, fits at 0 once a and c are freed). Aligned to 64, VADD's
+// three buffers need 192 units of a 128-unit UB: a clear error, no plan.
+
+// COST-LABEL: dan.kernel @bestfit
+// ALIGN: error: dlr: kernel @bestfit: node 3 (VADD) needs 192 units of UB (aligned to 64) for buffer 0 size 32, buffer 1 size 48, buffer 2 size 16, but UB holds 128 on target 'tiny'
+
+dan.kernel @bestfit attributes {target = #dan.target<"tiny", L1 = 256, UB = 128, L0A = 128, L0B = 128, L0C = 256>} {
+  %a, %ta = dan.alloc {id = 0, buf = 0} : !dan.buf<UB, 32>
+  %b, %tb = dan.alloc {id = 1, buf = 1} : !dan.buf<UB, 48>
+  %c, %tc = dan.alloc {id = 2, buf = 2} : !dan.buf<UB, 16>
+  %t3 = dan.compute "VADD" on VECTOR cycles(5) bufs(%a, %b, %c) after(%ta, %tb, %tc) {id = 3}
+  %t4 = dan.free %b after(%t3) {id = 4}
+  %d, %td = dan.alloc after(%t4) {id = 5, buf = 3} : !dan.buf<UB, 32>
+  %t6 = dan.compute "EXP" on VECTOR cycles(5) bufs(%a, %d) after(%td, %t3) {id = 6}
+  %t7 = dan.free %a after(%t6) {id = 7}
+  %t8 = dan.free %c after(%t3) {id = 8}
+  %e, %te = dan.alloc after(%t7, %t8) {id = 9, buf = 4} : !dan.buf<UB, 96>
+  %t10 = dan.compute "EXP" on VECTOR cycles(5) bufs(%d, %e) after(%te, %t6) {id = 10}
+  %t11 = dan.free %d after(%t10) {id = 11}
+  %t12 = dan.free %e after(%t10) {id = 12}
+}

@@ -1,0 +1,135 @@
+"""The commands as a user runs them: outputs, round trips, one-line errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.shared_data import CASES, expected, golden_dir, workload
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "matmul_4x4x4.json"
+
+
+def cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `python -m` on a command module, as the console script would."""
+    module, *rest = args
+    code = f"import sys; from dan.tools.{module.replace('-', '_')} import main; sys.argv[0] = '{module}'; main()"
+    return subprocess.run(
+        [sys.executable, "-c", code, *rest], input=stdin, capture_output=True, text=True,
+        env={**os.environ, **(env or {})}, cwd=ROOT,
+    )
+
+
+def assert_one_line_error(p: subprocess.CompletedProcess[str], prog: str, message: str) -> None:
+    assert p.returncode == 1, p.stderr
+    assert "Traceback" not in p.stderr
+    assert p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith(f"{prog}: error: ") and message in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_import_and_replay_id_order_peak(case: str) -> None:
+    path = workload(case)
+    ir = cli("dan-opt", str(path))
+    assert ir.returncode == 0, ir.stderr
+    rep = cli("dan-replay", "-", "--json", stdin=ir.stdout)
+    assert rep.returncode == 0, rep.stderr
+    assert json.loads(rep.stdout)["peak_l1_ub"] == expected(case)["original_order_peak_l1_ub"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_golden_plan_through_ir_exports_byte_for_byte(case: str, tmp_path: Path) -> None:
+    from dan.dialect.kernel_view import build_kernel
+    from dan.dialect.target import CONTEST
+    from dan.lowering.graph_files import read_graph
+    from dan.lowering.plan_files import read_plan
+    from dan.tools.ir_io import print_module
+    from xdsl.dialects.builtin import ModuleOp
+
+    graph = read_graph(workload(case))
+    plan = read_plan(graph, golden_dir(case))
+    mlir = tmp_path / f"{case}.mlir"
+    mlir.write_text(print_module(ModuleOp([build_kernel(graph, plan, CONTEST)])))
+    rep = cli("dan-replay", str(mlir), "--json")
+    got = json.loads(rep.stdout)
+    assert {k: got[k] for k in expected(case)["plan"]} == expected(case)["plan"]
+    out = tmp_path / "out"
+    out.mkdir()
+    exp = cli("dan-export", "--format", "contest", "--output-dir", str(out), str(mlir))
+    assert exp.returncode == 0, exp.stderr
+    for name in (f"{case}_schedule.txt", f"{case}_memory.txt", f"{case}_spill.txt"):
+        assert (out / name).read_bytes() == (golden_dir(case) / name).read_bytes()
+
+
+def test_export_graph_round_trip(tmp_path: Path) -> None:
+    ir = cli("dan-opt", str(EXAMPLE), "-o", str(tmp_path / "k.mlir"))
+    assert ir.returncode == 0, ir.stderr
+    exp = cli("dan-export", "--format", "graph", "--output-dir", str(tmp_path), str(tmp_path / "k.mlir"))
+    assert exp.returncode == 0, exp.stderr
+    assert json.loads((tmp_path / "matmul_4x4x4.json").read_text()) == json.loads(EXAMPLE.read_text())
+
+
+def test_export_without_layout_writes_schedule_with_notice(tmp_path: Path) -> None:
+    exp = cli("dan-export", "--output-dir", str(tmp_path), str(EXAMPLE))
+    assert exp.returncode == 0
+    assert "has no layout; wrote its schedule only" in exp.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["matmul_4x4x4_schedule.txt"]
+
+
+def test_full_pipeline_is_valid_and_deterministic(tmp_path: Path) -> None:
+    outs = []
+    for seed in ("0", "1", "12345"):
+        p = cli("dan-opt", "--mpas", "--dlr", "--cpe", str(EXAMPLE), env={"PYTHONHASHSEED": seed})
+        assert p.returncode == 0, p.stderr
+        outs.append(p.stdout)
+    assert outs[0] == outs[1] == outs[2]
+    rep = cli("dan-replay", "-", "--json", stdin=outs[0])
+    assert rep.returncode == 0 and json.loads(rep.stdout)["valid"]
+
+
+def test_invalid_plan_exits_2(tmp_path: Path) -> None:
+    (tmp_path / "matmul_4x4x4_schedule.txt").write_text("".join(f"{i}\n" for i in reversed(range(640))))
+    rep = cli("dan-replay", str(EXAMPLE), "--plan", str(tmp_path))
+    assert rep.returncode == 2
+    assert "INVALID" in rep.stdout and "violation (edge-violated)" in rep.stdout
+
+
+BAD = [
+    (("dan-opt", "missing.json"), "dan-opt", "cannot read 'missing.json': No such file or directory"),
+    (("dan-opt", str(EXAMPLE), "-p", "nosuchpass"), "dan-opt", "bad pass pipeline 'nosuchpass': Unrecognized passes: ['nosuchpass']"),
+    (("dan-opt", str(EXAMPLE), "-p", "dlr{policy=foo}"), "dan-opt", "unknown dlr policy 'foo' (valid: cost, lru, belady)"),
+    (("dan-opt", str(EXAMPLE), "-p", "mpas{policy=foo}"), "dan-opt", "unknown mpas policy 'foo' (valid: "),
+    (("dan-opt", str(EXAMPLE), "--target", "tpu"), "dan-opt", "unknown target 'tpu' (presets: contest, ascend910b; or a .json file)"),
+    (("dan-export", "--format", "xml", str(EXAMPLE)), "dan-export", "unknown format 'xml' (valid: contest, graph)"),
+    (("dan-replay", str(EXAMPLE), "--plan", "nowhere"), "dan-replay", "cannot read 'matmul_4x4x4_schedule.txt'"),
+]
+
+
+@pytest.mark.parametrize(("args", "prog", "message"), BAD)
+def test_bad_input_one_line_error(args: tuple[str, ...], prog: str, message: str) -> None:
+    assert_one_line_error(cli(*args), prog, message)
+
+
+def test_bad_graph_one_line_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"Nodes": [{"Id": 0, "Op": "ALLOC", "BufId": 0, "Size": 8, "Type": "L9"}], "Edges": []}')
+    assert_one_line_error(cli("dan-opt", str(bad)), "dan-opt", "node 0: unknown tier 'L9'")
+
+
+def test_bad_ir_one_line_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.mlir"
+    bad.write_text('dan.kernel @k {\n  %t = dan.compute "EXP" on MTE2 cycles(1) {id = 0}\n}\n')
+    p = cli("dan-opt", str(bad))
+    assert_one_line_error(p, "dan-opt", "MTE2")
+
+
+def test_failed_output_leaves_no_file(tmp_path: Path) -> None:
+    out = tmp_path / "o.mlir"
+    p = cli("dan-opt", str(EXAMPLE), "-p", "nosuchpass", "-o", str(out))
+    assert p.returncode == 1 and not out.exists()
