@@ -1,0 +1,42 @@
+"""The order-only baselines users compare against, by name (the pure cores).
+
+Each takes `(graph, target)` and returns a topological order of all node indices;
+layouts come later (DLR). `original` is the input order; the others live in their own
+modules: `magis` (magis_order.py), `eda` (eda_order.py), `hmcos` (hmcos_order.py).
+COSMA brings its own allocation and replacement and returns a full plan
+(cosma_plan.py), so it is not in `ORDER_BASELINES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dan.dialect.graph import KernelGraph, topological_order
+from dan.dialect.target import Target
+from dan.passes.eda_order import eda_order
+from dan.passes.hmcos_order import HmcosOptions, hmcos_order
+from dan.passes.magis_order import magis_order
+
+__all__ = ["ORDER_BASELINES", "HmcosOptions", "eda_order", "hmcos_order", "magis_order", "original_order"]
+
+
+def original_order(graph: KernelGraph, target: Target) -> list[int]:
+    """The input order (node index order) when it respects every edge (it does in the
+    public data), else Kahn's order taking the smallest index first."""
+    del target  # the input order does not depend on the hardware
+    if all(u < v for u, v in graph.edges()):
+        return list(range(graph.n))
+    return topological_order(graph)
+
+
+def _hmcos_default(graph: KernelGraph, target: Target) -> list[int]:
+    return hmcos_order(graph, target)
+
+
+ORDER_BASELINES: dict[str, Callable[[KernelGraph, Target], list[int]]] = {
+    "original": original_order,
+    "magis": magis_order,
+    "hmcos": _hmcos_default,
+    "eda": eda_order,
+}
+"""Order-only baselines by name (HMCOS with its default options)."""
