@@ -25,6 +25,29 @@ def available_passes() -> dict:
     return {**get_all_passes(), **DAN_PASSES}
 
 
+def _check_options(passes: dict, spec: str) -> None:
+    """Name the pass and option in a bad option, which xDSL's message does not."""
+    import dataclasses
+    from typing import get_type_hints
+
+    from xdsl.utils.arg_spec import parse_pipeline
+
+    kinds = {bool: (bool,), int: (int,), float: (int, float), str: (str,)}
+    for p in parse_pipeline(spec):
+        if p.name not in passes:
+            continue
+        cls = passes[p.name]()
+        hints = get_type_hints(cls)
+        options = [f.name for f in dataclasses.fields(cls) if f.init and f.name != "name"]
+        for key, values in p.normalize_parameter_names().parameters.items():
+            if key not in options:
+                raise CliError(f"pass '{p.name}' has no option '{key}' (options: {', '.join(options) or 'none'})")
+            want = kinds.get(hints[key])
+            if want and (len(values) != 1 or type(values[0]) not in want):
+                shown = ",".join(str(v).lower() if isinstance(v, bool) else str(v) for v in values)
+                raise CliError(f"option '{key}' of pass '{p.name}' expects a {hints[key].__name__}, got '{shown}'")
+
+
 def load_module(path: str, target_spec: str | None, text: str | None = None) -> ModuleOp:
     """A graph file becomes a one-kernel module in id order; IR text is parsed."""
     from dan.dialect.kernel_view import build_kernel, kernels, retarget
@@ -68,8 +91,10 @@ def main(argv: list[str] | None = None) -> None:
         from dan.tools.ir_io import context, print_module
 
         spec = ",".join(p for p in [args.passes, *(args.flags or [])] if p)
+        passes = available_passes()
         try:
-            pipeline = PassPipeline.parse_spec(available_passes(), spec)
+            _check_options(passes, spec)
+            pipeline = PassPipeline.parse_spec(passes, spec)
         except ValueError as e:
             raise CliError(f"bad pass pipeline '{spec}': {e}") from None
         def process(text: str | None) -> str:

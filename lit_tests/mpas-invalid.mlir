@@ -1,0 +1,15 @@
+// RUN: not dan-opt %s -p 'mpas{policy=greedy}' 2>&1 | filecheck %s --check-prefix=POLICY
+// RUN: not dan-opt %s -p 'mpas{l0_rule=maybe}' 2>&1 | filecheck %s --check-prefix=BOOL
+// RUN: not dan-opt %s -p 'mpas{window=3}' 2>&1 | filecheck %s --check-prefix=UNKNOWN
+
+// Test that an unknown policy is a diagnostic listing the valid ones.
+// POLICY: dan-opt: error: bad pass pipeline 'mpas{policy=greedy}': unknown mpas policy 'greedy' (valid: balanced, memory-first, criticality-first)
+
+// Test that an option of the wrong type is refused with the option named.
+// BOOL: dan-opt: error: option 'l0_rule' of pass 'mpas' expects a bool, got 'maybe'
+
+// Test that an option the pass does not have is refused with the options listed.
+// UNKNOWN: dan-opt: error: pass 'mpas' has no option 'window' (options: policy, l0_rule)
+
+dan.kernel @k {
+}
