@@ -223,7 +223,7 @@ def shuffled(graph: KernelGraph, seed: int) -> KernelGraph:
 
 def chained(graph: KernelGraph, seed: int) -> KernelGraph:
     """The kernel with some FREE -> ALLOC edges (ALLOCs with predecessors, FREEs with successors)."""
-    pos = {v: i for i, v in enumerate(topological_order(graph))}
+    pos = {v: i for i, v in enumerate(eda_order(graph, CONTEST))}  # FREEs early, so pairs exist
     frees = [v for v in range(graph.n) if graph.kinds[v] == FREE]
     allocs = [v for v in range(graph.n) if graph.kinds[v] == ALLOC]
     rng = random.Random(seed)

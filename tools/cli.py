@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException, VerifyException
 
 from dan.dialect.graph import GraphError, KernelGraph, Plan
 from dan.dialect.target import Target, TargetError
@@ -19,7 +19,7 @@ from dan.lowering.plan_files import PlanError
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
     GraphError, PlanError, TargetError, DiagnosticException, ParseError, VerifyException,
-    PassFailedException, OSError, ValueError,
+    PassFailedException, ArgSpecParseError, OSError, ValueError,
 )
 
 
@@ -34,6 +34,9 @@ def one_line(e: BaseException) -> str:
         text = f"{e.strerror}: '{e.filename}'" if e.filename else e.strerror
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     # xDSL parse errors put the message on the last line after a source excerpt.
+    raw = str(e).splitlines()
+    if isinstance(e, ArgSpecParseError) and len(raw) > 3 and "^" in raw[3]:
+        return f"bad pass pipeline '{raw[2]}' at column {raw[3].index('^') + 1}: {lines[-1]}"
     if isinstance(e, ParseError) and lines:
         loc = lines[0].split(" ")[0] if ":" in lines[0] else ""
         return f"{loc} {lines[-1]}".strip()
