@@ -31,9 +31,23 @@ def _verify() -> type[ModulePass]:
     return VerifyPlanPass
 
 
+def _baseline(name: str) -> Callable[[], type[ModulePass]]:
+    def load() -> type[ModulePass]:
+        from dan.passes import baselines
+
+        return getattr(baselines, name)
+
+    return load
+
+
 DAN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "mpas": _mpas,
     "dlr": _dlr,
     "cpe": _cpe,
     "verify-plan": _verify,
+    "original": _baseline("OriginalPass"),
+    "hmcos": _baseline("HmcosPass"),
+    "magis": _baseline("MagisPass"),
+    "eda": _baseline("EdaPass"),
+    "cosma": _baseline("CosmaPass"),
 }
