@@ -39,11 +39,12 @@ class HmcosPass(ModulePass):
     beam: int = HmcosOptions.beam
     """Partial schedules kept per step."""
     rounds: int = HmcosOptions.rounds
-    """Scheduling rounds at most (each dissolves the groups around the peak)."""
+    """Scheduling rounds at most (each dissolves the groups around the peak); 0: until
+    nothing changes."""
 
     def __post_init__(self) -> None:
-        if self.beam < 1 or self.rounds < 1:
-            raise ValueError(f"hmcos needs beam >= 1 and rounds >= 1, got beam={self.beam} rounds={self.rounds}")
+        if self.beam < 1 or self.rounds < 0:
+            raise ValueError(f"hmcos needs beam >= 1 and rounds >= 0, got beam={self.beam} rounds={self.rounds}")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         options = HmcosOptions(beam=self.beam, rounds=self.rounds)

@@ -93,8 +93,6 @@ class OpLevelView:
     """Peak-tier size of each auto FREE (0 outside the peak tiers)."""
     rise: list[int]
     net: list[int]
-    cost: list[int] = field(default_factory=list)
-    """Cost of each unit in the search: its node index (ties go to the lower index)."""
 
     def emit(self, unit_order: list[int]) -> list[int]:
         """The node order for units in `unit_order` (a topological order of all units)."""
@@ -163,7 +161,7 @@ def op_level_view(graph: KernelGraph, target: Target) -> OpLevelView:
         cur += graph.delta(units[u], target)
         rise[u], net[u] = max(top, cur), cur
     return OpLevelView(units, unit_of, attached, unit_preds, unit_succs, free_units, unit_frees,
-                       free_size, rise, net, list(units))
+                       free_size, rise, net)
 
 
 @dataclass
@@ -199,24 +197,22 @@ class _Problem:
             self.vertex_frees.append(sorted(feeds))
             for f, k in feeds.items():
                 self.free_vertices.setdefault(f, []).append((x, k))
-            self.static.append(None)
-            if not feeds:
-                self.static[x] = self.effect(x, {})
+            self.static.append(None if feeds else self._walk(x, {}))
 
     def effect(self, x: int, waiting: dict[int, int]) -> tuple[int, int]:
         """(rise, net) of peak-tier residency when vertex `x` runs; `waiting` holds the
         units each partly fed FREE still waits for (others: all of them)."""
-        fixed = self.static[x] if x < len(self.static) else None
-        if fixed is not None:
-            return fixed
+        fixed = self.static[x]
+        return fixed if fixed is not None else self._walk(x, waiting)
+
+    def _walk(self, x: int, waiting: dict[int, int]) -> tuple[int, int]:
         view = self.view
         rise_u, net_u, frees, size = view.rise, view.net, view.unit_frees, view.free_size
         free_wait = self.free_wait
         cur = top = 0
         local: dict[int, int] = {}
         for u in self.vertex_units[x]:
-            if cur + rise_u[u] > top:
-                top = cur + rise_u[u]
+            top = max(top, cur + rise_u[u])
             cur += net_u[u]
             for f in frees[u]:
                 if f not in free_wait:
@@ -238,7 +234,7 @@ class _State:
     key (the node index of their first unit, unique per vertex).
     """
 
-    __slots__ = ("peak", "cur", "key", "link", "classes", "waiting", "pending")
+    __slots__ = ("classes", "cur", "key", "link", "peak", "pending", "waiting")
 
     def __init__(self, peak: int, cur: int, key: int, link: tuple[int, object] | None,
                  classes: dict[tuple[int, int], list[int]], waiting: dict[int, int],
@@ -257,7 +253,7 @@ def _beam_search(problem: _Problem, beam: int, budget: int) -> list[int] | None:
     nv = len(problem.vertex_units)
     rng = random.Random(0x5EED)
     zobrist = [rng.getrandbits(63) for _ in range(nv)]
-    tie = [problem.view.cost[problem.vertex_units[x][0]] for x in range(nv)]
+    tie = [problem.view.units[problem.vertex_units[x][0]] for x in range(nv)]
     vertex_of = {t: x for x, t in enumerate(tie)}
     classes: dict[tuple[int, int], list[int]] = {}
     for x in range(nv):
@@ -519,49 +515,73 @@ def _group_order(view: OpLevelView, seqs: list[list[int]], members: list[int],
     return [u for i in order for u in seqs[members[i]]]
 
 
+@dataclass
+class _Hierarchy:
+    """Sequences (lists of units), their dependences, and the join groups over them."""
+
+    seqs: list[list[int]]
+    seq_of: list[int]
+    seq_preds: list[list[int]]
+    seq_succs: list[list[int]]
+    groups: list[list[int]]
+    internal: list[list[int]]
+    """Units of each group in its internal order."""
+    group_of: list[int]
+    live: list[bool]
+    """Groups not dissolved yet."""
+
+    def top_level(self) -> tuple[list[list[int]], list[list[int]]]:
+        """(sequences, units) of each top vertex: a live group or a sequence outside one."""
+        members_of: list[list[int]] = []
+        vertex_units: list[list[int]] = []
+        for q, units in enumerate(self.seqs):
+            k = self.group_of[q]
+            if k >= 0 and self.live[k]:
+                if q == self.groups[k][0]:
+                    members_of.append(self.groups[k])
+                    vertex_units.append(self.internal[k])
+                continue
+            members_of.append([q])
+            vertex_units.append(units)
+        return members_of, vertex_units
+
+
+def _hierarchy(view: OpLevelView, beam: int) -> _Hierarchy:
+    seqs = _sequences(view)
+    seq_of = [0] * len(view.units)
+    for q, units in enumerate(seqs):
+        for u in units:
+            seq_of[u] = q
+    seq_preds = [sorted({seq_of[p] for p in view.unit_preds[units[0]]}) for units in seqs]
+    seq_succs: list[list[int]] = [[] for _ in seqs]
+    for q, ps in enumerate(seq_preds):
+        for p in ps:
+            seq_succs[p].append(q)
+    groups = _join_groups(seq_preds, seq_succs)
+    internal = [_group_order(view, seqs, g, seq_preds, beam) for g in groups]
+    group_of = [-1] * len(seqs)
+    for k, g in enumerate(groups):
+        for q in g:
+            group_of[q] = k
+    return _Hierarchy(seqs, seq_of, seq_preds, seq_succs, groups, internal, group_of, [True] * len(groups))
+
+
 def hmcos_order(graph: KernelGraph, target: Target, options: HmcosOptions = HmcosOptions()) -> list[int]:
     """HMCOS order of all node indices (a topological order); see the module docstring."""
     if options.beam < 1 or options.rounds < 0:
         raise ValueError(f"HmcosOptions: beam must be at least 1 and rounds at least 0 "
                          f"(got beam={options.beam}, rounds={options.rounds})")
     view = op_level_view(graph, target)
-    seqs = _sequences(view)
-    seq_of = [0] * len(view.units)
-    for i, s in enumerate(seqs):
-        for u in s:
-            seq_of[u] = i
-    seq_preds = [sorted({seq_of[p] for p in view.unit_preds[s[0]]}) for s in seqs]
-    seq_succs: list[list[int]] = [[] for _ in seqs]
-    for i, ps in enumerate(seq_preds):
-        for p in ps:
-            seq_succs[p].append(i)
-    groups = _join_groups(seq_preds, seq_succs)
-    internal = [_group_order(view, seqs, g, seq_preds, options.beam) for g in groups]
-    group_of = [-1] * len(seqs)
-    for k, g in enumerate(groups):
-        for s in g:
-            group_of[s] = k
-    all_frees = {f: len(us) for f, us in view.free_units.items() if view.free_size[f] > 0}
+    hier = _hierarchy(view, options.beam)
+    counted = {f: len(us) for f, us in view.free_units.items() if view.free_size[f] > 0}
     best: list[int] = []
     best_peak = budget = _NO_BUDGET
-    live = [True] * len(groups)
     rounds = 0
     while options.rounds == 0 or rounds < options.rounds:
         rounds += 1
-        members_of: list[list[int]] = []
-        vertex_units: list[list[int]] = []
-        for s in range(len(seqs)):
-            k = group_of[s]
-            if k >= 0 and live[k]:
-                if s == groups[k][0]:
-                    members_of.append(groups[k])
-                    vertex_units.append(internal[k])
-                continue
-            members_of.append([s])
-            vertex_units.append(seqs[s])
-        preds, succs = _contract(members_of, seq_preds, len(seqs))
-        problem = _Problem(view, vertex_units, preds, succs, all_frees)
-        found = _beam_search(problem, options.beam, budget)
+        members_of, vertex_units = hier.top_level()
+        preds, succs = _contract(members_of, hier.seq_preds, len(hier.seqs))
+        found = _beam_search(_Problem(view, vertex_units, preds, succs, counted), options.beam, budget)
         if found is None:
             break
         order = view.emit([u for x in found for u in vertex_units[x]])
@@ -569,17 +589,17 @@ def hmcos_order(graph: KernelGraph, target: Target, options: HmcosOptions = Hmco
         if peak < best_peak:
             best, best_peak = order, peak
         budget = best_peak
-        if not _dissolve_at_peak(graph, target, view, order, peak, seq_of, seq_succs, group_of, live):
+        if not _dissolve_at_peak(graph, target, view, hier, order, peak):
             break
     return best
 
 
-def _dissolve_at_peak(graph: KernelGraph, target: Target, view: OpLevelView, order: list[int], peak: int,
-                      seq_of: list[int], seq_succs: list[list[int]], group_of: list[int], live: list[bool]) -> bool:
+def _dissolve_at_peak(graph: KernelGraph, target: Target, view: OpLevelView, hier: _Hierarchy,
+                      order: list[int], peak: int) -> bool:
     """Dissolve the groups defining a buffer live at the first peak, and groups right
     after those sequences; True when some group was dissolved."""
-    cur = 0
     alive: set[int] = set()
+    cur = 0
     for v in order:
         d = graph.delta(v, target)
         if d > 0:
@@ -589,12 +609,12 @@ def _dissolve_at_peak(graph: KernelGraph, target: Target, view: OpLevelView, ord
         cur += d
         if cur == peak and d > 0:
             break
-    related = {seq_of[view.unit_of[graph.buf_alloc[b]]] for b in alive}
+    related = {hier.seq_of[view.unit_of[graph.buf_alloc[b]]] for b in alive}
     changed = False
-    for s in related:
-        for t in [s, *seq_succs[s]]:
-            k = group_of[t]
-            if k >= 0 and live[k]:
-                live[k] = False
+    for q in related:
+        for r in [q, *hier.seq_succs[q]]:
+            k = hier.group_of[r]
+            if k >= 0 and hier.live[k]:
+                hier.live[k] = False
                 changed = True
     return changed

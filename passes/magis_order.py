@@ -21,7 +21,10 @@ Where the source is silent or does not fit a kernel graph, this module chooses:
   outputs when it runs and a tensor dies after its last use. So the traversal skips
   predecessor-less ALLOCs (its sources are the nodes all of whose predecessors are
   such ALLOCs, in index order), each such ALLOC is emitted right before its earliest
-  successor, and each FREE right after its last predecessor.
+  successor that is not a FREE, and each FREE right after its last predecessor. Taken
+  literally on the node graph (ALLOCs as the sources) the traversal puts most ALLOCs
+  at the front: peaks 26,140 and 97,464 on FlashAttention_Case0 and Conv_Case0
+  against 3,236 and 9,432 here.
 - A load is a COPY_IN without a COPY_IN predecessor, moved together with its
   predecessor-less ALLOCs whose other successors are FREE nodes.
 - The limit ("doesn't raise the peak of the current order") is the peak of the order

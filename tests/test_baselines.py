@@ -13,8 +13,16 @@ import subprocess
 import sys
 
 import pytest
-
-from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
+from dan.dialect.graph import (
+    ALLOC,
+    FREE,
+    OP,
+    KernelGraph,
+    NodeRecord,
+    Plan,
+    build_graph,
+    topological_order,
+)
 from dan.dialect.replay import order_peaks, replay
 from dan.dialect.target import CONTEST, PIPES, TIERS, Target
 from dan.lowering.generate import random_kernel
@@ -24,6 +32,7 @@ from dan.passes.cosma_plan import CosmaError, cosma_order, cosma_plan
 from dan.passes.eda_order import eda_order
 from dan.passes.hmcos_order import HmcosOptions, hmcos_order
 from dan.passes.magis_order import magis_order
+
 from tests.shared_data import CASES, workload
 
 Node = tuple[object, ...]
