@@ -1,50 +1,59 @@
-"""Prefetch: hoist load chains earlier in a schedule without raising its peaks (pure core).
+"""Prefetch: hoist load chains earlier in an order without raising its peaks (pure core).
 
-`prefetch(graph, order, target, options)` takes a topological order of the original
-node indices (e.g. MPAS's) and returns another one in which *load chains* start
-earlier, so that DMA loads overlap the compute before their consumers instead of
-exposing their latency just in time.
+`prefetch(graph, order, target, options)` takes a topological order of the original node
+indices (MPAS's, say) and returns another in which loads start earlier, so a DMA load
+overlaps the compute before its consumer instead of exposing its latency just in time.
 
-A load chain is an operation `c` on one of `options.pipes` (COPY_IN on MTE2 by default)
-with the ALLOC nodes that are *fresh* for it: ALLOC predecessors of `c` whose buffer is
-first used by `c` in the input order and lives in one of `options.tiers`. The chain
-moves as a block (its ALLOCs in input order, then `c`) to just before the input node at
-some earlier position `p`; it never moves later and no other node moves.
+A *load chain* is an operation `c` on one of `options.pipes` (COPY_IN on MTE2 by default)
+with the ALLOC nodes *fresh* for it: ALLOC predecessors of `c` whose buffer `c` touches
+first in the input order and whose tier is in `options.tiers`. A chain moves as a block
+(its ALLOCs in input order, then `c`) to just before the input order's node at some
+earlier position; no other node moves, and nothing moves later.
 
-Positions are *slots*: slot `s` holds the input order's node `s` (until it is hoisted
-away) preceded by the chains hoisted to `s`, in the order they were hoisted. Chains are
-visited by increasing input position and each goes to the smallest slot `p` with
-- every predecessor of a chain node placed before it (`p` after an unmoved predecessor's
-  slot, or at the slot of a hoisted one), so the result respects every edge;
-- `c`'s slot minus `p` at most `options.lookahead`;
-- with `keep_pipe_order`, no crossing of a node on `c`'s pipe: each pipe issues its
-  nodes in input order, so a hoisted load never queues ahead of an earlier one;
-- over every crossed slot (the positions between `p` and the fresh ALLOC's old one):
-  the tier's residency stays within the target capacity (no new spill pressure; a
-  slot already over capacity blocks), the residency of the peak tiers stays within
-  the input's order-only peak plus `options.peak_slack`, and, when the input keeps the
-  L0 rule (MODEL.md), an L0 tier that the chain allocates holds no live buffer there.
+Positions are *slots*: slot `s` holds the input order's `s`-th node (unless it was hoisted
+away), preceded by the chains hoisted to `s` in the order they were hoisted. Chains are
+visited by increasing input position; each goes to the smallest slot `p` such that
+- every predecessor of a chain node is placed before it (after an unmoved predecessor's
+  slot, or at or after a hoisted one's), so every edge still holds;
+- `c` moves at most `options.lookahead` slots, and no further than needed to put
+  `options.cover * cycles(c)` cycles of other pipes' operations between the chain's new
+  and old places (0: no such limit);
+- with `keep_pipe_order`, `c` crosses no node of its own pipe (each pipe keeps issuing
+  its nodes in input order, so a load never queues ahead of an earlier one);
+- over every slot the chain crosses (between `p` and each ALLOC's old slot), with the
+  chain's sizes added: the order-only residency of the peak tiers stays within the
+  input's peak plus `options.peak_slack`; with `capacity_bound`, each chain tier's
+  residency stays within its capacity (a slot already over capacity blocks); and, when
+  the input keeps the L0 rule (MODEL.md), each L0 tier the chain allocates holds at most
+  one live buffer.
 
-Invariant: the output is a topological order of the same nodes whose order-only peak
-over the peak tiers is at most `max(input peak, input peak + peak_slack)`, whose
-residency in every tier is at most `max(capacity, input residency)` at every
-position, and which keeps the L0 rule when the input keeps it.
+Invariant: the result is a topological order of the same nodes; its order-only peak is
+at most the input's plus `peak_slack`; at every slot each chain tier's residency is at
+most `max(capacity, the input's residency there)` under `capacity_bound`; and it keeps
+the L0 rule whenever the input does.
 
-Residency per slot is the largest level reached inside the slot; hoisting an ALLOC of
-size z from slot q to slot p adds z on slots `[p, q)` (exactly: the chain is appended
-after the chains already at p, just before the slot's input node). Each profile is a
-max segment tree with range add, and the smallest admissible `p` is one "rightmost
-slot above a limit" query per constraint: O((V + E) log V) in all.
-Nothing here imports xDSL.
+Each constrained quantity is a per-slot profile (the highest level reached inside the
+slot) in a max segment tree with range add. Hoisting an ALLOC of size z from slot q to
+slot p adds exactly z on slots `[p, q)` (the chain goes after the chains already at p,
+just before the slot's input node), and the smallest admissible p is one "rightmost
+slot above a limit" query per profile: O((V + E) log V) in all.
+
+`tune(graph, target, options)` runs the whole pipeline (MPAS, optional prefetch, DLR,
+optional CPE) for every candidate setting and keeps the best plan by a lexicographic
+objective over the replay's metrics. Nothing here imports xDSL.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bisect import bisect_right
+from dataclasses import dataclass, field
 
-from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph
-from dan.dialect.replay import order_peaks
+from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
+from dan.dialect.replay import Metrics, order_peaks, replay
 from dan.dialect.target import L0_TIERS, PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Target
+from dan.passes.cpe_reorder import CpeOptions, cpe
+from dan.passes.dlr_layout import DlrOptions, dlr
+from dan.passes.mpas_order import POLICIES, MpasOptions, mpas
 
 
 class PrefetchError(ValueError):
@@ -53,29 +62,31 @@ class PrefetchError(ValueError):
 
 @dataclass(frozen=True)
 class PrefetchOptions:
-    """How far and which load chains `prefetch` hoists."""
+    """Which load chains `prefetch` hoists, and how far."""
 
-    lookahead: int = 64
-    """Largest hoist distance, in input positions from the chain's operation (>= 0)."""
+    lookahead: int = 256
+    """Largest hoist distance of a chain's operation, in slots (>= 0)."""
+    cover: float = 2.0
+    """Hoist no further than needed to put `cover * cycles(c)` cycles of operations on
+    other pipes between the chain's new and old places (>= 0; 0: no such limit)."""
     peak_slack: int = 0
-    """How much the order-only peak over the peak tiers may grow (size units, >= 0)."""
+    """How far the order-only peak over the peak tiers may grow (size units, >= 0)."""
     pipes: tuple[str, ...] = ("MTE2",)
     """Pipes whose operations head load chains."""
     tiers: tuple[str, ...] = ("L1", "UB")
-    """Tiers of the fresh buffers a chain allocates (others stay out of chains).
-    L0 tiers may be listed: the L0 rule is then checked over the crossed slots."""
+    """Tiers of the fresh buffers a chain takes along; listing an L0 tier lets chains
+    allocate it (the L0 rule is then checked over the crossed slots)."""
     keep_pipe_order: bool = True
     """Never hoist a chain's operation past another node of its pipe."""
     capacity_bound: bool = True
-    """Keep each tier's residency within its capacity over the crossed slots."""
-    fill: float = 1.0
-    """Fraction of each tier's capacity a hoist may fill over the crossed slots."""
+    """Keep each chain tier's residency within its capacity over the crossed slots, so
+    DLR meets no extra pressure. False: only the peak (and L0) limits apply."""
 
     def __post_init__(self) -> None:
-        if self.lookahead < 0 or self.peak_slack < 0:
+        if self.lookahead < 0 or self.cover < 0 or self.peak_slack < 0:
             raise PrefetchError(
-                f"prefetch needs lookahead >= 0 and peak_slack >= 0, got lookahead={self.lookahead} "
-                f"peak_slack={self.peak_slack}"
+                f"prefetch needs lookahead, cover and peak_slack >= 0, got lookahead={self.lookahead} "
+                f"cover={self.cover} peak_slack={self.peak_slack}"
             )
         for p in self.pipes:
             if p not in PIPE_INDEX:
@@ -86,8 +97,8 @@ class PrefetchOptions:
 
 
 def prefetch(graph: KernelGraph, order: list[int], target: Target, options: PrefetchOptions = PrefetchOptions()) -> list[int]:
-    """`order` with load chains hoisted (see the module docstring); raises PrefetchError
-    when `order` is not a topological order of the graph's nodes."""
+    """`order` with its load chains hoisted (see the module docstring). Raises
+    PrefetchError when `order` is not a topological order of the graph's nodes."""
     _check_order(graph, order)
     return _Hoister(graph, order, target, options).run()
 
@@ -101,27 +112,25 @@ def _check_order(graph: KernelGraph, order: list[int]) -> None:
         pos[v] = i
     if len(order) != graph.n:
         raise PrefetchError(f"order has {len(order)} nodes, the graph {graph.n}")
-    for v, ps in enumerate(graph.preds):
-        for u in ps:
-            if pos[u] > pos[v]:
-                raise PrefetchError(f"order breaks edge {graph.node_ids[u]} -> {graph.node_ids[v]}")
+    for u, v in graph.edges():
+        if pos[u] > pos[v]:
+            raise PrefetchError(f"order breaks edge {graph.node_ids[u]} -> {graph.node_ids[v]}")
 
 
 class MaxTree:
-    """Per-slot values with range add and 'rightmost slot above a limit' queries.
+    """Per-slot integers with range add and "rightmost slot above a limit" queries.
 
-    A perfect binary tree over `size >= len(values)` leaves (padding is -inf). `top[i]`
-    is the largest value under node i counting the adds stored at i and below it;
-    `add[i]` is added to every leaf under node i and not pushed down.
+    A perfect binary tree over `size >= len(values)` leaves (padding: a huge negative
+    number). `add[i]` is added to every leaf under node i and never pushed down;
+    `top[i]` is the largest leaf under node i counting the adds of node i and below.
     """
 
     def __init__(self, values: list[int]) -> None:
         size = 1
-        while size < max(len(values), 1):
+        while size < len(values):
             size *= 2
         self.size = size
-        low = -(1 << 62)
-        top = [low] * (2 * size)
+        top = [-(1 << 62)] * (2 * size)
         top[size : size + len(values)] = values
         for i in range(size - 1, 0, -1):
             top[i] = max(top[2 * i], top[2 * i + 1])
@@ -129,7 +138,7 @@ class MaxTree:
         self.add = [0] * (2 * size)
 
     def range_add(self, lo: int, hi: int, x: int) -> None:
-        """Add x to the values of slots `[lo, hi)`."""
+        """Add x to slots `[lo, hi)`."""
         if lo >= hi:
             return
         top, add, size = self.top, self.add, self.size
@@ -155,7 +164,7 @@ class MaxTree:
         """The largest slot in `[lo, hi)` whose value exceeds `limit`, or -1."""
         if lo >= hi:
             return -1
-        top, size = self.top, self.size
+        top, add, size = self.top, self.add, self.size
         lefts: list[int] = []
         rights: list[int] = []
         left, right = lo + size, hi + size
@@ -168,44 +177,52 @@ class MaxTree:
                 rights.append(right)
             left >>= 1
             right >>= 1
-        for node in rights + lefts[::-1]:
-            above = self._ancestor_add(node)
+        for node in rights + lefts[::-1]:  # the canonical nodes, right to left
+            above = 0
+            i = node >> 1
+            while i:
+                above += add[i]
+                i >>= 1
             if top[node] + above > limit:
                 while node < size:
-                    above += self.add[node]
+                    above += add[node]
                     node = 2 * node + 1 if top[2 * node + 1] + above > limit else 2 * node
                 return node - size
         return -1
 
-    def _ancestor_add(self, node: int) -> int:
-        total = 0
-        node >>= 1
-        while node:
-            total += self.add[node]
-            node >>= 1
-        return total
+
+@dataclass
+class _Profile:
+    """A per-slot quantity the hoists keep within `limit`: the sum of `step[b]` over the
+    buffers live at a point of the order (their size in some tiers, or 1 per buffer)."""
+
+    name: str
+    step: list[int]
+    limit: int
+    tree: MaxTree | None = None
 
 
 class _Hoister:
     """One left-to-right walk over the input order; see the module docstring."""
 
     def __init__(self, graph: KernelGraph, order: list[int], target: Target, options: PrefetchOptions) -> None:
-        self.graph, self.order, self.target, self.options = graph, order, target, options
+        self.graph, self.order, self.options = graph, order, options
         n = graph.n
         self.slot = [0] * n
         for s, v in enumerate(order):
             self.slot[v] = s
         self.hoisted = [False] * n
         self.inserted: list[list[int]] = [[] for _ in range(n)]
-        self.chain_pipes = {PIPE_INDEX[p] for p in options.pipes}
-        self.chain_tiers = {TIER_INDEX[t] for t in options.tiers}
-        peak, _, l0_rule = order_peaks(graph, order, target)
-        self.peak_limit = peak + options.peak_slack
-        self.l0_rule = l0_rule
+        """Per slot, the hoisted nodes placed before its input node."""
+        self.chain_pipes = frozenset(PIPE_INDEX[p] for p in options.pipes)
+        self.chain_tiers = frozenset(TIER_INDEX[t] for t in options.tiers)
         self.first_use = self._first_uses()
-        self.trees: dict[int, MaxTree] = {}
-        self.limits: dict[int, int] = {}
-        self._build_profiles()
+        self.work = [0]
+        """`work[s]`: cycles of the operations in input slots `[0, s)` off the chain pipes."""
+        for v in order:
+            off_pipe = graph.kinds[v] == OP and graph.pipes[v] not in self.chain_pipes
+            self.work.append(self.work[-1] + (graph.cycles[v] if off_pipe else 0))
+        self.profiles = self._profiles(target)
 
     def _first_uses(self) -> list[int]:
         """Per buffer, the operation touching it first in the input order (-1: none)."""
@@ -218,49 +235,46 @@ class _Hoister:
                         first[b] = v
         return first
 
-    def _build_profiles(self) -> None:
-        """Per-slot residency trees: one per chain tier (its capacity as the limit),
-        one for the peak tiers together, and an L0 live-buffer count per L0 chain tier."""
-        graph, target = self.graph, self.target
-        tiers = sorted(self.chain_tiers)
-        keys = [t for t in tiers]
-        keys.append(-1)  # the peak tiers together
-        l0 = [t for t in tiers if t in L0_TIERS] if self.l0_rule else []
-        keys += [-2 - t for t in l0]  # L0 live-buffer counts
-        level = {k: 0 for k in keys}
-        values: dict[int, list[int]] = {k: [] for k in keys}
-        peak_tiers = set(target.peak_tiers)
+    def _profiles(self, target: Target) -> list[_Profile]:
+        """The peak tiers together; each chain tier's capacity; each L0 chain tier's live
+        count when the input keeps the L0 rule. Profiles no chain can load are left out."""
+        graph, options = self.graph, self.options
+        tiers, size = graph.buf_tier, graph.buf_size
+        peak, _, l0_rule = order_peaks(graph, self.order, target)
+        peak_tiers = frozenset(target.peak_tiers)
+        profiles = [_Profile("peak", [s if t in peak_tiers else 0 for s, t in zip(size, tiers)], peak + options.peak_slack)]
+        for t in sorted(self.chain_tiers):
+            if options.capacity_bound:
+                step = [s if u == t else 0 for s, u in zip(size, tiers)]
+                profiles.append(_Profile(f"{TIERS[t]} capacity", step, target.capacity[t]))
+            if l0_rule and t in L0_TIERS:
+                profiles.append(_Profile(f"{TIERS[t]} live buffers", [int(u == t) for u in tiers], 1))
+        kept = [p for p in profiles if any(p.step[b] for b in range(len(tiers)) if tiers[b] in self.chain_tiers)]
+        for p in kept:
+            p.tree = MaxTree(self._levels(p.step))
+        return kept
+
+    def _levels(self, step: list[int]) -> list[int]:
+        """Per slot, the highest level of `step`-weighted residency inside the slot."""
+        kinds, node_bufs = self.graph.kinds, self.graph.node_bufs
+        level = 0
+        out: list[int] = []
         for v in self.order:
-            k = graph.kinds[v]
-            b = graph.node_bufs[v][0] if k in (ALLOC, FREE) else -1
-            sign = 1 if k == ALLOC else -1
-            for key in keys:
-                if b < 0:
-                    values[key].append(level[key])
-                    continue
-                t = graph.buf_tier[b]
-                if key == -1:
-                    step = graph.buf_size[b] if t in peak_tiers else 0
-                elif key >= 0:
-                    step = graph.buf_size[b] if t == key else 0
-                else:
-                    step = 1 if t == -2 - key else 0
-                before = level[key]
-                level[key] = before + sign * step
-                values[key].append(max(before, level[key]))
-        for key in keys:
-            self.trees[key] = MaxTree(values[key])
-            if key == -1:
-                self.limits[key] = self.peak_limit
-            elif key >= 0:
-                self.limits[key] = int(target.capacity[key] * self.options.fill) if self.options.capacity_bound else 1 << 62
+            k = kinds[v]
+            if k == ALLOC:
+                level += step[node_bufs[v][0]]
+                out.append(level)
+            elif k == FREE:
+                out.append(level)
+                level -= step[node_bufs[v][0]]
             else:
-                self.limits[key] = 0
+                out.append(level)
+        return out
 
     def run(self) -> list[int]:
         graph, options = self.graph, self.options
         pipe_bound = [0] * len(PIPES)
-        """Per pipe, the smallest slot a chain of that pipe may go to."""
+        """Per pipe, the smallest slot a chain headed by one of its nodes may go to."""
         for s, c in enumerate(self.order):
             if graph.kinds[c] != OP:
                 continue
@@ -269,6 +283,8 @@ class _Hoister:
                 allocs = self._fresh_allocs(c)
                 if allocs:
                     lo = max(s - options.lookahead, self._earliest(c, allocs))
+                    if options.cover > 0:
+                        lo = max(lo, self._cover_slot(s, options.cover * graph.cycles[c]))
                     if options.keep_pipe_order:
                         lo = max(lo, pipe_bound[p])
                     to = self._best_slot(allocs, lo)
@@ -285,73 +301,164 @@ class _Hoister:
         return out
 
     def _fresh_allocs(self, c: int) -> list[int]:
-        """ALLOC predecessors of `c` in a chain tier whose buffer `c` uses first, by slot."""
+        """ALLOC predecessors of `c` in a chain tier whose buffer `c` touches first, by slot."""
         graph = self.graph
-        allocs = [
-            a for a in graph.preds[c]
-            if graph.kinds[a] == ALLOC
-            and self.first_use[graph.node_bufs[a][0]] == c
-            and graph.buf_tier[graph.node_bufs[a][0]] in self.chain_tiers
-            and not self.hoisted[a]
-        ]
-        return sorted(allocs, key=lambda a: self.slot[a])
+        allocs = []
+        for a in graph.preds[c]:
+            if graph.kinds[a] == ALLOC:
+                b = graph.node_bufs[a][0]
+                if self.first_use[b] == c and graph.buf_tier[b] in self.chain_tiers:
+                    allocs.append(a)
+        return sorted(allocs, key=self.slot.__getitem__)
 
     def _earliest(self, c: int, allocs: list[int]) -> int:
-        """The smallest slot at which every predecessor of the chain is already placed."""
-        members = set(allocs)
-        members.add(c)
+        """The smallest slot at which every predecessor of the chain is placed before it."""
+        graph, slot, hoisted = self.graph, self.slot, self.hoisted
         lo = 0
         for v in (*allocs, c):
-            for u in self.graph.preds[v]:
-                if u not in members:
-                    lo = max(lo, self.slot[u] + (0 if self.hoisted[u] else 1))
+            for u in graph.preds[v]:
+                if u != c and u not in allocs:
+                    lo = max(lo, slot[u] + (0 if hoisted[u] else 1))
         return lo
+
+    def _cover_slot(self, s: int, cycles: float) -> int:
+        """The largest slot p with at least `cycles` of off-pipe work in slots `[p, s)`."""
+        return max(0, bisect_right(self.work, self.work[s] - cycles) - 1)
 
     def _best_slot(self, allocs: list[int], lo: int) -> int:
         """The smallest admissible slot in `[lo, first ALLOC's slot)`, or -1."""
-        graph, slot = self.graph, self.slot
+        slot = self.slot
         first = slot[allocs[0]]
         if lo >= first:
             return -1
-        # Slots between the chain's ALLOCs are crossed by the later ALLOCs only.
-        for j in range(len(allocs) - 1, 0, -1):
-            if self._violation(allocs[j:], slot[allocs[j - 1]], slot[allocs[j]]) >= 0:
+        for j in range(len(allocs) - 1, 0, -1):  # slots only the later ALLOCs cross
+            if self._last_violation(allocs[j:], slot[allocs[j - 1]], slot[allocs[j]]) >= 0:
                 return -1
-        bad = self._violation(allocs, lo, first)
-        to = max(lo, bad + 1)
+        to = max(lo, self._last_violation(allocs, lo, first) + 1)
         return to if to < first else -1
 
-    def _load(self, allocs: list[int]) -> dict[int, int]:
-        """What the ALLOCs add to each profile."""
-        graph = self.graph
-        peak_tiers = self.target.peak_tiers
-        load: dict[int, int] = {}
-        for a in allocs:
-            b = graph.node_bufs[a][0]
-            t, z = graph.buf_tier[b], graph.buf_size[b]
-            load[t] = load.get(t, 0) + z
-            if t in peak_tiers:
-                load[-1] = load.get(-1, 0) + z
-            if -2 - t in self.trees:
-                load[-2 - t] = load.get(-2 - t, 0) + 1
-        return load
-
-    def _violation(self, allocs: list[int], lo: int, hi: int) -> int:
-        """The last slot in `[lo, hi)` where adding the ALLOCs breaks a limit, or -1."""
+    def _last_violation(self, allocs: list[int], lo: int, hi: int) -> int:
+        """The last slot in `[lo, hi)` where adding the ALLOCs' buffers breaks a limit, or -1."""
+        node_bufs = self.graph.node_bufs
         worst = -1
-        for key, z in self._load(allocs).items():
-            if z:
-                tree = self.trees[key]
-                worst = max(worst, tree.last_above(lo, hi, self.limits[key] - z))
+        for p in self.profiles:
+            load = sum(p.step[node_bufs[a][0]] for a in allocs)
+            if load and p.tree is not None:
+                worst = max(worst, p.tree.last_above(lo, hi, p.limit - load))
         return worst
 
     def _hoist(self, allocs: list[int], c: int, to: int) -> None:
-        graph, slot = self.graph, self.slot
+        node_bufs, slot = self.graph.node_bufs, self.slot
         for a in allocs:
-            for key, z in self._load([a]).items():
-                self.trees[key].range_add(to, slot[a], z)
+            b = node_bufs[a][0]
+            for p in self.profiles:
+                if p.step[b] and p.tree is not None:
+                    p.tree.range_add(to, slot[a], p.step[b])
         for v in (*allocs, c):
             self.inserted[to].append(v)
-            self.slot[v] = to
+            slot[v] = to
             self.hoisted[v] = True
-        del graph
+
+
+# -- choosing a pipeline per workload ------------------------------------------------------
+
+METRICS: tuple[str, ...] = ("peak", "traffic", "spills", "makespan")
+"""Names an objective may use: order-only peak over the peak tiers, extra DDR traffic,
+spill count and makespan, all from the replay of the final plan."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One pipeline setting: MPAS policy, prefetch options (None: no prefetch), DLR options."""
+
+    policy: str
+    prefetch: PrefetchOptions | None
+    dlr: DlrOptions
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """The candidates `tune` tries (every combination) and how it ranks them."""
+
+    policies: tuple[str, ...] = tuple(POLICIES)
+    """MPAS policies."""
+    prefetches: tuple[PrefetchOptions | None, ...] = (None, PrefetchOptions(), PrefetchOptions(capacity_bound=False))
+    """Prefetch settings; None runs DLR on the MPAS order itself."""
+    dlrs: tuple[DlrOptions, ...] = (DlrOptions(),)
+    """DLR settings (eviction policy and cost weights)."""
+    cpe: CpeOptions | None = field(default_factory=CpeOptions)
+    """CPE after DLR; None: no CPE."""
+    objective: tuple[str, ...] = ("peak", "makespan", "traffic")
+    """Metrics compared in order (smaller wins); ties go to the earlier candidate."""
+    peak_budget: int = 0
+    """Peaks at or below this count as equal (0: every peak counts)."""
+
+    def __post_init__(self) -> None:
+        for name in self.objective:
+            if name not in METRICS:
+                raise PrefetchError(f"unknown objective metric '{name}' (metrics: {', '.join(METRICS)})")
+        for policy in self.policies:
+            if policy not in POLICIES:
+                raise PrefetchError(f"unknown MPAS policy '{policy}' (valid: {', '.join(POLICIES)})")
+        if not (self.policies and self.prefetches and self.dlrs):
+            raise PrefetchError("tune needs at least one policy, prefetch setting and DLR setting")
+
+
+@dataclass
+class Trial:
+    """One candidate's replayed metrics."""
+
+    candidate: Candidate
+    peak: int
+    traffic: int
+    spills: int
+    makespan: int
+
+
+@dataclass
+class Tuned:
+    """The best plan `tune` found, its candidate and metrics, and every trial in order."""
+
+    plan: Plan
+    metrics: Metrics
+    best: Candidate
+    trials: list[Trial] = field(default_factory=list)
+
+
+def tune(graph: KernelGraph, target: Target, options: TuneOptions = TuneOptions()) -> Tuned:
+    """Run MPAS -> prefetch -> DLR -> CPE for every candidate; keep the best by
+    `options.objective`. Identical orders are laid out once."""
+    best: tuple[tuple[int, ...], Plan, Metrics, Candidate] | None = None
+    trials: list[Trial] = []
+    done: dict[tuple[tuple[int, ...], DlrOptions], tuple[Plan, Metrics]] = {}
+    for policy in options.policies:
+        base = mpas(graph, target, MpasOptions(policy=policy))
+        for pre in options.prefetches:
+            order = base if pre is None else prefetch(graph, base, target, pre)
+            for dlr_options in options.dlrs:
+                key = (tuple(order), dlr_options)
+                if key not in done:
+                    plan = dlr(graph, order, target, dlr_options)
+                    if options.cpe is not None:
+                        plan = cpe(graph, plan, target, options.cpe)
+                    done[key] = (plan, replay(graph, plan, target))
+                plan, metrics = done[key]
+                candidate = Candidate(policy, pre, dlr_options)
+                trial = Trial(candidate, metrics.peak_l1_ub, metrics.extra_traffic, metrics.spill_count, metrics.makespan)
+                trials.append(trial)
+                rank = _rank(trial, options)
+                if metrics.valid and (best is None or rank < best[0]):
+                    best = (rank, plan, metrics, candidate)
+    if best is None:
+        raise PrefetchError(f"tune: no candidate gave a valid plan for kernel {graph.name}")
+    return Tuned(best[1], best[2], best[3], trials)
+
+
+def _rank(trial: Trial, options: TuneOptions) -> tuple[int, ...]:
+    values = {
+        "peak": max(trial.peak, options.peak_budget),
+        "traffic": trial.traffic,
+        "spills": trial.spills,
+        "makespan": trial.makespan,
+    }
+    return tuple(values[name] for name in options.objective)

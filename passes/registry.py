@@ -25,6 +25,18 @@ def _cpe() -> type[ModulePass]:
     return CpePass
 
 
+def _prefetch() -> type[ModulePass]:
+    from dan.passes.prefetch import PrefetchPass
+
+    return PrefetchPass
+
+
+def _tune() -> type[ModulePass]:
+    from dan.passes.tune import TunePass
+
+    return TunePass
+
+
 def _verify() -> type[ModulePass]:
     from dan.passes.verify_plan import VerifyPlanPass
 
@@ -44,6 +56,8 @@ DAN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "mpas": _mpas,
     "dlr": _dlr,
     "cpe": _cpe,
+    "prefetch": _prefetch,
+    "tune": _tune,
     "verify-plan": _verify,
     "original": _baseline("OriginalPass"),
     "hmcos": _baseline("HmcosPass"),

@@ -37,7 +37,7 @@ def test_bench_writes_all_tables_deterministically(tmp_path: Path, capsys: pytes
 
 def test_unknown_method_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert bench(tmp_path, str(EXAMPLE), "--methods", "dan,tvm") == 1
-    assert capsys.readouterr().err == "dan-bench: error: unknown method 'tvm' (valid: original, hmcos, cosma, magis, eda, dan)\n"
+    assert capsys.readouterr().err == "dan-bench: error: unknown method 'tvm' (valid: original, hmcos, cosma, magis, eda, dan, dan-tune)\n"
 
 
 @pytest.mark.parametrize("case", CASES)

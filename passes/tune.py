@@ -1,0 +1,32 @@
+"""`tune`: the DAN pipeline over a small portfolio of settings, best plan kept."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from dan.passes.kernel_rewrite import replan
+from dan.passes.prefetch_order import TuneOptions, tune
+
+
+@dataclass(frozen=True)
+class TunePass(ModulePass):
+    """Run mpas (every policy) -> prefetch (off, bounded, unbounded) -> dlr -> cpe and
+    keep the plan that is best by `objective` (see `dan.passes.prefetch_order.tune`)."""
+
+    name = "tune"
+
+    objective: tuple[str, ...] = ("makespan", "traffic", "peak")
+    """Metrics compared in order, smaller wins: peak, traffic, spills, makespan."""
+    peak_budget: int = 0
+    """Peaks at or below this count as equal."""
+
+    def __post_init__(self) -> None:
+        TuneOptions(objective=self.objective)  # validates the names
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        options = TuneOptions(objective=self.objective, peak_budget=self.peak_budget)
+        replan(op, self.name, lambda view: tune(view.graph, view.target, options).plan)
