@@ -9,29 +9,44 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
-
 from dan.dialect.graph import Plan
+from dan.dialect.kernel_view import KernelView
 from dan.passes.baseline_orders import ORDER_BASELINES
 from dan.passes.cosma_plan import cosma_plan
 from dan.passes.hmcos_order import HmcosOptions, hmcos_order
-from dan.passes.kernel_rewrite import replan
+from dan.passes.kernel_rewrite import PlanningPass
+
+
+class _OrderBaseline(PlanningPass):
+    """A baseline from `ORDER_BASELINES`, chosen by the pass name."""
+
+    def plan(self, view: KernelView) -> Plan:
+        return Plan(ORDER_BASELINES[self.name](view.graph, view.target))
 
 
 @dataclass(frozen=True)
-class OriginalPass(ModulePass):
+class OriginalPass(_OrderBaseline):
     """Restore the input order (node id order); drops any layout."""
 
     name = "original"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        replan(op, self.name, lambda view: Plan(ORDER_BASELINES["original"](view.graph, view.target)))
+
+@dataclass(frozen=True)
+class MagisPass(_OrderBaseline):
+    """MAGIS's scheduler (Chen et al., ASPLOS 2024) on a fixed graph."""
+
+    name = "magis"
 
 
 @dataclass(frozen=True)
-class HmcosPass(ModulePass):
+class EdaPass(_OrderBaseline):
+    """EDA-style (Pao et al., HPCA 2025) depth-first fused-group traversal."""
+
+    name = "eda"
+
+
+@dataclass(frozen=True)
+class HmcosPass(PlanningPass):
     """HMCOS (Wang et al., DAC 2022): memory-bounded hierarchical scheduling."""
 
     name = "hmcos"
@@ -46,36 +61,15 @@ class HmcosPass(ModulePass):
         if self.beam < 1 or self.rounds < 0:
             raise ValueError(f"hmcos needs beam >= 1 and rounds >= 0, got beam={self.beam} rounds={self.rounds}")
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        options = HmcosOptions(beam=self.beam, rounds=self.rounds)
-        replan(op, self.name, lambda view: Plan(hmcos_order(view.graph, view.target, options)))
+    def plan(self, view: KernelView) -> Plan:
+        return Plan(hmcos_order(view.graph, view.target, HmcosOptions(beam=self.beam, rounds=self.rounds)))
 
 
 @dataclass(frozen=True)
-class MagisPass(ModulePass):
-    """MAGIS's scheduler (Chen et al., ASPLOS 2024) on a fixed graph."""
-
-    name = "magis"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        replan(op, self.name, lambda view: Plan(ORDER_BASELINES["magis"](view.graph, view.target)))
-
-
-@dataclass(frozen=True)
-class EdaPass(ModulePass):
-    """EDA-style (Pao et al., HPCA 2025) depth-first fused-group traversal."""
-
-    name = "eda"
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        replan(op, self.name, lambda view: Plan(ORDER_BASELINES["eda"](view.graph, view.target)))
-
-
-@dataclass(frozen=True)
-class CosmaPass(ModulePass):
+class CosmaPass(PlanningPass):
     """Solver-free COSMA (Li, Gupta, Malik 2023): order, allocation and replacement."""
 
     name = "cosma"
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        replan(op, self.name, lambda view: cosma_plan(view.graph, view.target))
+    def plan(self, view: KernelView) -> Plan:
+        return cosma_plan(view.graph, view.target)

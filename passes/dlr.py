@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
-
 from dan.passes.dlr_layout import POLICIES, DlrOptions, dlr
-from dan.passes.kernel_rewrite import check_choice, original_order, replan
+from dan.dialect.graph import Plan
+from dan.dialect.kernel_view import KernelView
+from dan.passes.kernel_rewrite import PlanningPass, check_choice, original_order
 
 
 @dataclass(frozen=True)
-class DlrPass(ModulePass):
+class DlrPass(PlanningPass):
     """Best-fit layout with tier-aware, cost-aware eviction (see `dan.passes.dlr_layout`).
 
     Any earlier layout and spills are replaced; the order of original nodes is kept.
@@ -35,6 +33,6 @@ class DlrPass(ModulePass):
         if self.alignment < 1:
             raise ValueError(f"dlr alignment must be >= 1, got {self.alignment}")
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def plan(self, view: KernelView) -> Plan:
         options = DlrOptions(policy=self.policy, l_byte=self.l_byte, l_cyc=self.l_cyc, alignment=self.alignment)
-        replan(op, self.name, lambda view: dlr(view.graph, original_order(view), view.target, options))
+        return dlr(view.graph, original_order(view), view.target, options)

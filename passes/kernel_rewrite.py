@@ -1,16 +1,66 @@
-"""The one IR rewrite every planning pass shares: view each kernel as arrays, plan,
-and replace the kernel by the IR of the new plan (built once, in block order)."""
+"""The one IR rewrite every planning pass shares.
+
+A `PlanningPass` only replaces each kernel's plan: `plan(view)` works on the array
+view. `replan` views each kernel once, runs a whole run of planning passes on the
+arrays, and rebuilds the kernel once (not at all when no pass changed the plan), so
+`mpas,dlr,cpe` costs one view and one rebuild, not three.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView, build_kernel, kernels, view_kernel
+
+
+class PlanningPass(ModulePass, ABC):
+    """A pass that maps each kernel's (graph, plan, target) to a new plan."""
+
+    @abstractmethod
+    def plan(self, view: KernelView) -> Plan:
+        """The new plan; return `view.plan` itself to leave the kernel untouched."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        replan(op, [self])
+
+
+def replan(module: ModuleOp, passes: Sequence[PlanningPass]) -> None:
+    """Run `passes` in order on every kernel of `module`, rewriting each kernel once."""
+    for kernel in kernels(module):
+        view = view_kernel(kernel)
+        start = view.plan
+        for p in passes:
+            try:
+                plan = p.plan(view)
+            except ValueError as e:
+                raise PassFailedException(f"{p.name}: kernel @{view.graph.name}: {e}") from None
+            if plan is not view.plan:
+                view = KernelView(view.graph, plan, view.target)
+        if view.plan is not start:
+            Rewriter.replace_op(kernel, build_kernel(view.graph, view.plan, view.target))
+
+
+def run_pipeline(passes: Sequence[ModulePass], ctx: Context, module: ModuleOp) -> None:
+    """Apply `passes` in order; consecutive planning passes share one view and rewrite."""
+    i = 0
+    while i < len(passes):
+        j = i
+        while j < len(passes) and isinstance(passes[j], PlanningPass):
+            j += 1
+        if j > i:
+            replan(module, passes[i:j])  # type: ignore[arg-type]
+            i = j
+        else:
+            passes[i].apply(ctx, module)
+            i += 1
 
 
 def check_choice(option: str, value: str, valid: Iterable[str]) -> None:
@@ -24,14 +74,3 @@ def original_order(view: KernelView) -> list[int]:
     """The kernel's order of original nodes (spill nodes dropped)."""
     n = view.graph.n
     return [v for v in view.plan.order if v < n]
-
-
-def replan(module: ModuleOp, pass_name: str, planner: Callable[[KernelView], Plan]) -> None:
-    """Replace every kernel of `module` by the IR of `planner(view)`."""
-    for kernel in kernels(module):
-        view = view_kernel(kernel)
-        try:
-            plan = planner(view)
-        except ValueError as e:
-            raise PassFailedException(f"{pass_name}: kernel @{view.graph.name}: {e}") from None
-        Rewriter.replace_op(kernel, build_kernel(view.graph, plan, view.target))

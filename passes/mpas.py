@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
-
 from dan.dialect.graph import Plan
-from dan.passes.kernel_rewrite import check_choice, replan
+from dan.dialect.kernel_view import KernelView
+from dan.passes.kernel_rewrite import PlanningPass, check_choice
 from dan.passes.mpas_order import POLICIES, MpasOptions, mpas
 
 
 @dataclass(frozen=True)
-class MpasPass(ModulePass):
+class MpasPass(PlanningPass):
     """Reorder each kernel by the MPAS key (see `dan.passes.mpas_order`)."""
 
     name = "mpas"
@@ -27,6 +24,5 @@ class MpasPass(ModulePass):
     def __post_init__(self) -> None:
         check_choice("mpas policy", self.policy, POLICIES)
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        options = MpasOptions(policy=self.policy, l0_rule=self.l0_rule)
-        replan(op, self.name, lambda view: Plan(mpas(view.graph, view.target, options)))
+    def plan(self, view: KernelView) -> Plan:
+        return Plan(mpas(view.graph, view.target, MpasOptions(policy=self.policy, l0_rule=self.l0_rule)))

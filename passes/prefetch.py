@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
-
 from dan.dialect.graph import Plan
-from dan.passes.kernel_rewrite import original_order, replan
+from dan.dialect.kernel_view import KernelView
+from dan.passes.kernel_rewrite import PlanningPass, original_order
 from dan.passes.prefetch_order import PrefetchOptions, prefetch
 
 
 @dataclass(frozen=True)
-class PrefetchPass(ModulePass):
+class PrefetchPass(PlanningPass):
     """Move each load (COPY_IN with the ALLOCs it fills) earlier, as far as its cover
     needs and capacity and the peak allow (see `dan.passes.prefetch_order`); drops
     any layout, so run `dlr` after it."""
@@ -30,8 +27,13 @@ class PrefetchPass(ModulePass):
     capacity_bound: bool = PrefetchOptions.capacity_bound
     """Never push a tier past its capacity at any position."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        options = PrefetchOptions(
+    def __post_init__(self) -> None:
+        self.options()  # a bad option is a diagnostic when the pipeline is parsed
+
+    def options(self) -> PrefetchOptions:
+        return PrefetchOptions(
             lookahead=self.lookahead, cover=self.cover, peak_slack=self.peak_slack, capacity_bound=self.capacity_bound
         )
-        replan(op, self.name, lambda view: Plan(prefetch(view.graph, original_order(view), view.target, options)))
+
+    def plan(self, view: KernelView) -> Plan:
+        return Plan(prefetch(view.graph, original_order(view), view.target, self.options()))

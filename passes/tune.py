@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
-
-from dan.passes.kernel_rewrite import replan
+from dan.dialect.graph import Plan
+from dan.dialect.kernel_view import KernelView
+from dan.passes.kernel_rewrite import PlanningPass
 from dan.passes.prefetch_order import TuneOptions, tune
 
 
 @dataclass(frozen=True)
-class TunePass(ModulePass):
+class TunePass(PlanningPass):
     """Run mpas (every policy) -> prefetch (off, bounded, unbounded) -> dlr -> cpe and
     keep the plan that is best by `objective` (see `dan.passes.prefetch_order.tune`)."""
 
@@ -27,6 +25,6 @@ class TunePass(ModulePass):
     def __post_init__(self) -> None:
         TuneOptions(objective=self.objective)  # validates the names
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def plan(self, view: KernelView) -> Plan:
         options = TuneOptions(objective=self.objective, peak_budget=self.peak_budget)
-        replan(op, self.name, lambda view: tune(view.graph, view.target, options).plan)
+        return tune(view.graph, view.target, options).plan

@@ -60,9 +60,7 @@ def load_module(path: str, target_spec: str | None, text: str | None = None) -> 
         from dan.lowering.graph_files import read_graph
 
         graph = read_graph(path)
-        module = ModuleOp([build_kernel(graph, Plan(list(range(graph.n))), target or CONTEST)])
-        module.verify()
-        return module
+        return ModuleOp([build_kernel(graph, Plan(list(range(graph.n))), target or CONTEST)])
     module = parse_module(read_text(path) if text is None else text, path)
     if target is not None:
         for kernel in kernels(module):
@@ -88,6 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     def body() -> int:
+        from dan.passes.kernel_rewrite import run_pipeline
         from dan.tools.ir_io import context, print_module
 
         spec = ",".join(p for p in [args.passes, *(args.flags or [])] if p)
@@ -99,7 +98,7 @@ def main(argv: list[str] | None = None) -> None:
             raise CliError(f"bad pass pipeline '{spec}': {e}") from None
         def process(text: str | None) -> str:
             module = load_module(args.input, args.target, text)
-            pipeline.apply(context(), module)
+            run_pipeline(pipeline.passes, context(), module)
             module.verify()
             return print_module(module, args.print_op_generic)
 
