@@ -1,7 +1,10 @@
 """CPE core and the plan's precedence graph (`dan.dialect.plan_edges`).
 
-Every plan CPE returns is checked by the replay: valid, makespan not above the input's,
-and every ALLOC/FREE/SPILL_OUT/SPILL_IN at its old position.
+Every plan CPE returns is checked by the replay: valid, makespan not above the input's
+(strictly below when the order changed), same offsets and spills; by default every
+ALLOC/FREE/SPILL_OUT/SPILL_IN at its old position; with `move_events` no two buffers
+live together that were not before, so the order-only peaks never grow and the L0
+rule is never lost.
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
+from dan.dialect.graph import ALLOC, OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
 from dan.dialect.plan_edges import node_cycles, node_pipes, plan_preds, plan_size, time_order
-from dan.dialect.replay import replay
+from dan.dialect.replay import order_peaks, replay
 from dan.dialect.target import CONTEST, TIERS, Target
 from dan.lowering.generate import random_kernel
-from dan.passes.cpe_reorder import CpeError, CpeOptions, cpe
+from dan.passes import cpe_reorder
+from dan.passes.cpe_reorder import CpeError, CpeOptions, cpe, keeps_lifetimes
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CASES = ("Matmul_Case0", "FlashAttention_Case0", "Conv_Case0")
@@ -45,6 +49,33 @@ def fixed_positions(graph: KernelGraph, plan: Plan) -> dict[int, int]:
     return {i: v for i, v in enumerate(plan.order) if v >= graph.n or graph.kinds[v] != OP}
 
 
+def overlapping_buffers(graph: KernelGraph, order: list[int]) -> set[tuple[int, int]]:
+    """Pairs of buffers live together at some position of `order` (ALLOC: +, FREE: -)."""
+    live: set[int] = set()
+    pairs: set[tuple[int, int]] = set()
+    for v in order:
+        if v >= graph.n or graph.kinds[v] == OP:
+            continue
+        b = graph.node_bufs[v][0]
+        if graph.kinds[v] == ALLOC:
+            pairs.update((min(a, b), max(a, b)) for a in live)
+            live.add(b)
+        else:
+            live.discard(b)
+    return pairs
+
+
+def check_peaks_kept(graph: KernelGraph, plan: Plan, out: Plan, target: Target) -> None:
+    """The lifetime rule and what it buys: no new overlap, no higher peak, L0 rule kept."""
+    assert overlapping_buffers(graph, out.order) <= overlapping_buffers(graph, plan.order)
+    assert keeps_lifetimes(graph, plan.order, out.order)
+    peak, tiers, l0 = order_peaks(graph, plan.order, target)
+    peak_out, tiers_out, l0_out = order_peaks(graph, out.order, target)
+    assert peak_out <= peak
+    assert all(a <= b for a, b in zip(tiers_out, tiers))
+    assert l0_out or not l0
+
+
 def check_cpe(graph: KernelGraph, plan: Plan, target: Target, options: CpeOptions = CpeOptions()) -> Plan:
     """Run CPE and check every promise it makes; returns its plan."""
     before = replay(graph, plan, target)
@@ -57,6 +88,7 @@ def check_cpe(graph: KernelGraph, plan: Plan, target: Target, options: CpeOption
         assert after.makespan < before.makespan
     if not options.move_events:
         assert fixed_positions(graph, out) == fixed_positions(graph, plan)
+    check_peaks_kept(graph, plan, out, target)
     assert out.offsets == plan.offsets and out.spills == plan.spills
     return out
 
@@ -148,6 +180,19 @@ def golden(case: str) -> tuple[KernelGraph, Plan]:
         pytest.skip(f"{plan_dir} is not here (../shared absent)")
     graph = read_graph(workload)
     return graph, read_plan(graph, plan_dir)
+
+
+def pipeline(case: str) -> tuple[KernelGraph, Plan]:
+    """The plan MPAS + DLR make for a public workload."""
+    from dan.lowering.graph_files import read_graph
+    from dan.passes.dlr_layout import dlr
+    from dan.passes.mpas_order import mpas
+
+    workload = SHARED / "workloads" / f"{case}.json"
+    if not workload.exists():
+        pytest.skip(f"{workload} is not here (../shared absent)")
+    graph = read_graph(workload)
+    return graph, dlr(graph, mpas(graph, CONTEST), CONTEST)
 
 
 # -- plan_edges --------------------------------------------------------------------------
@@ -286,6 +331,45 @@ def test_an_alloc_between_the_copies_pins_them_unless_events_move() -> None:
     assert replay(graph, out, CONTEST).makespan == 110
 
 
+def freed_between_example() -> tuple[KernelGraph, Plan]:
+    """As `swap_example`, but x is freed before y is allocated: x and y never overlap.
+
+    Order: ALLOC x, COPY_IN x (0-100), FREE x, ALLOC y, COPY_IN y (100-110), EXP (110-210).
+    Loading y first (ALLOC y, COPY_IN y before COPY_IN x) gives 110 but puts ALLOC y
+    before FREE x: x and y would be live together (peak 128 instead of 64).
+    """
+    graph, _ = swap_example()
+    return graph, Plan([0, 2, 5, 1, 3, 4, 6], [0, 0], [])
+
+
+def test_a_free_never_passes_an_alloc_it_came_before() -> None:
+    graph, plan = freed_between_example()
+    assert replay(graph, plan, CONTEST).makespan == 210
+    faster = Plan([1, 3, 0, 2, 5, 4, 6], [0, 64], [])  # valid and faster, but x, y overlap
+    assert replay(graph, faster, CONTEST).makespan == 110
+    assert overlapping_buffers(graph, faster.order) == {(0, 1)}
+    assert not keeps_lifetimes(graph, plan.order, faster.order)
+    for options in (CpeOptions(move_events=True), CpeOptions(window=24, passes=4, move_events=True)):
+        assert check_cpe(graph, plan, CONTEST, options).order == plan.order
+
+
+def test_an_alloc_may_move_later_past_a_free() -> None:
+    """ALLOC y after FREE x stays so; moving an ALLOC later (or a FREE earlier) is fine."""
+    graph, _ = swap_example()
+    assert keeps_lifetimes(graph, [0, 1, 2, 3, 4, 5, 6], [0, 2, 5, 1, 3, 4, 6])
+    assert not keeps_lifetimes(graph, [0, 2, 5, 1, 3, 4, 6], [0, 1, 2, 3, 4, 5, 6])
+    assert keeps_lifetimes(graph, [0, 1, 2, 3, 4, 5, 6], [1, 0, 3, 2, 4, 6, 5])  # ALLOC/ALLOC, FREE/FREE
+
+
+def test_a_spill_in_is_hoisted_with_moving_events() -> None:
+    """With `move_events` the SPILL_IN itself moves ahead of the long COPY_IN on MTE2."""
+    graph, plan = spill_example()
+    so, si = graph.n, graph.n + 1
+    out = check_cpe(graph, plan, CONTEST, CpeOptions(move_events=True))
+    assert out.order == [0, 1, 2, so, 3, 5, si, 4, 6, 7, 8, 9, 10]
+    assert replay(graph, out, CONTEST).makespan == 698
+
+
 def test_zero_passes_keep_the_order_and_window_one_reaches_neighbours() -> None:
     graph, plan = spill_example()
     assert check_cpe(graph, plan, CONTEST, CpeOptions(passes=0)).order == plan.order
@@ -352,3 +436,88 @@ def test_moving_events_shortens_the_golden_plans(case: str) -> None:
     graph, plan = golden(case)
     out = check_cpe(graph, plan, CONTEST, CpeOptions(move_events=True))
     assert replay(graph, out, CONTEST).makespan < replay(graph, plan, CONTEST).makespan
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_moving_events_shortens_the_mpas_dlr_plans(case: str) -> None:
+    """On MPAS + DLR plans only `move_events` finds moves; peaks and the L0 rule hold."""
+    graph, plan = pipeline(case)
+    assert check_cpe(graph, plan, CONTEST).order == plan.order
+    for options in (CpeOptions(move_events=True), CpeOptions(window=32, passes=4, move_events=True)):
+        out = check_cpe(graph, plan, CONTEST, options)
+        assert replay(graph, out, CONTEST).makespan < replay(graph, plan, CONTEST).makespan
+
+
+def test_lazy_times_stay_exact_before_clean_and_kept_moves_never_slow_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    """White box: after every tried move the stored times before `clean` are those of a
+    full re-timing, the tails from `tail_from` on those of a backward pass, and no kept
+    move raises the makespan."""
+    timeline_cls = cpe_reorder._Timeline
+    try_segment = timeline_cls.try_segment
+    kept = 0
+
+    def exact(tl: cpe_reorder._Timeline) -> tuple[list[int], list[int]]:
+        return time_order(tl.order, tl.preds, tl.cycles, tl.pipes)
+
+    def checked(tl: cpe_reorder._Timeline, lo: int, seg: list[int], keep: bool) -> int:
+        nonlocal kept
+        before = max(exact(tl)[1])
+        gain = try_segment(tl, lo, seg, keep)
+        start, finish = exact(tl)
+        for v in tl.order[: tl.clean]:
+            assert (tl.start[v], tl.finish[v]) == (start[v], finish[v])
+        if keep and gain:
+            kept += 1
+            assert max(finish) <= before
+        tail, nxt = [0] * len(tl.order), [-1] * 6
+        for v in reversed(tl.order):
+            t = max((tl.cycles[y] + tail[y] for y in tl.succs[v]), default=0)
+            if tl.pipes[v] >= 0:
+                if nxt[tl.pipes[v]] >= 0:
+                    t = max(t, tl.cycles[nxt[tl.pipes[v]]] + tail[nxt[tl.pipes[v]]])
+                nxt[tl.pipes[v]] = v
+            tail[v] = t
+        assert all(tl.tail[v] == tail[v] for v in tl.order[tl.tail_from :])
+        return gain
+
+    monkeypatch.setattr(timeline_cls, "try_segment", checked)
+    for seed in range(24):
+        graph, plan = random_plans(seed)[seed % 3]
+        for options in (CpeOptions(), CpeOptions(window=6, passes=3, move_events=True)):
+            check_cpe(graph, plan, BIG, options)
+    assert kept > 20
+
+
+def test_cpe_pass_option_spellings() -> None:
+    from xdsl.utils.arg_spec import parse_pipeline
+
+    from dan.passes.cpe import CpePass
+
+    def parsed(spec: str) -> CpePass:
+        (arg,) = parse_pipeline(spec)
+        return CpePass.from_pass_spec(arg)
+
+    assert parsed("cpe").move_events is False
+    assert parsed("cpe{move_events=true}") == CpePass(move_events=True)
+    assert parsed("cpe{move-events=true window=16 passes=3}") == CpePass(16, 3, True)
+    assert str(CpePass(move_events=True).pipeline_pass_spec()) == "cpe{move_events=true}"
+    with pytest.raises(ValueError, match="window >= 1"):
+        parsed("cpe{window=0 move-events=true}")
+
+
+def test_cpe_pass_moves_events_in_the_ir() -> None:
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import ModuleOp
+
+    from dan.dialect.kernel_view import build_kernel, kernels, view_kernel
+    from dan.passes.cpe import CpePass
+
+    graph, _ = swap_example()
+    plan = Plan([0, 2, 1, 3, 4, 5, 6], [0, 64], [])  # ALLOC y pins y's load behind x's
+    orders = []
+    for move_events in (False, True):
+        module = ModuleOp([build_kernel(graph, plan, CONTEST)])
+        CpePass(move_events=move_events).apply(Context(), module)
+        (kernel,) = kernels(module)
+        orders.append(view_kernel(kernel).plan.order)
+    assert orders == [plan.order, [0, 1, 3, 2, 4, 5, 6]]
