@@ -46,13 +46,6 @@ dan.kernel @swap {
 // move-events the ALLOC moves along with its load (no lifetime grows): 110.
 
 // CHECK-LABEL: dan.kernel @pinned
-// CHECK: %b0, %t0 = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<UB, 64>
-// CHECK-NEXT: %t2 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b0) after(%t0) {id = 2}
-// CHECK-NEXT: %b1, %t1 = dan.alloc {id = 1, buf = 1, offset = 64} : !dan.buf<UB, 64>
-// CHECK-NEXT: %t3 = dan.dma "COPY_IN" on MTE2 cycles(10) bufs(%b1) after(%t1) {id = 3}
-// CHECK-NEXT: %t4 = dan.compute "EXP" on VECTOR cycles(100) bufs(%b1) after(%t3) {id = 4}
-// CHECK-NEXT: %t5 = dan.free %b0 after(%t2) {id = 5}
-// CHECK-NEXT: %t6 = dan.free %b1 after(%t4) {id = 6}
 // TIME: kernel pinned: valid
 // TIME: makespan: 210
 // EVENTS: kernel pinned: valid
