@@ -3,7 +3,7 @@
 // RUN: not dan-opt %s -p 'mpas{window=3}' 2>&1 | filecheck %s --check-prefix=UNKNOWN
 
 // Test that an unknown policy is a diagnostic listing the valid ones.
-// POLICY: dan-opt: error: bad pass pipeline 'mpas{policy=greedy}': unknown mpas policy 'greedy' (valid: balanced, memory-first, criticality-first)
+// POLICY: dan-opt: error: bad pass pipeline 'mpas{policy=greedy}': unknown mpas policy 'greedy' (valid: balanced, memory-first, criticality-first, balanced-locality)
 
 // Test that an option of the wrong type is refused with the option named.
 // BOOL: dan-opt: error: option 'l0_rule' of pass 'mpas' expects a bool, got 'maybe'

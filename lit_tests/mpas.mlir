@@ -2,6 +2,7 @@
 // RUN: dan-opt %s --split-input-file -p 'mpas{policy=memory-first}' | filecheck %s --check-prefix=MEM
 // RUN: dan-opt %s --split-input-file -p 'mpas{policy=criticality-first}' | filecheck %s --check-prefix=CRIT
 // RUN: dan-opt %s --split-input-file -p 'mpas{l0_rule=false}' | filecheck %s --check-prefix=NOL0
+// RUN: dan-opt %s --split-input-file -p 'mpas{policy=balanced-locality}' | filecheck %s --check-prefix=LOC
 
 // Test that each policy orders three independent UB chains by its key.
 // All ALLOCs are level 2; an EXP that becomes ready (level 1) runs before any ALLOC,
@@ -105,4 +106,90 @@ dan.kernel @l0 {
   %t10 = dan.free %p after(%t8) {id = 10}
   %t11 = dan.free %q after(%t9) {id = 11}
   %t12 = dan.free %c after(%t9) {id = 12}
+}
+
+// -----
+
+// Test the locality tie-break on a 2 x 2 tiled MATMUL, one k step per output tile:
+// C[i][j] reads L1 tiles A[i] (buf 0, 1) and B[j] (buf 2, 3) through its own L0A, L0B
+// and L0C buffers; tiles are created row by row. Every L0 ALLOC ties on level, delta
+// and h, so `balanced` admits by id: C00 (MATMUL 9), C01 (18), C10 (27), C11 (34).
+// `balanced-locality` admits the tile whose L1 tiles were used most recently: after C00
+// (MOVE A0, then MOVE B0) it takes C10 (B0); there B0 is resident and A1 is loaded, so
+// MOVE B0 runs before MOVE A1 and C11 (A1) follows, then C01: a snake, same peak.
+
+// BAL-LABEL: dan.kernel @tiles
+// BAL: "MATMUL" {{.*}} {id = 9}
+// BAL: "MATMUL" {{.*}} {id = 18}
+// BAL: "MATMUL" {{.*}} {id = 27}
+// BAL: "MATMUL" {{.*}} {id = 34}
+// LOC-LABEL: dan.kernel @tiles
+// LOC: "MOVE" on MTE1 cycles(10) bufs(%b0, %b4) {{.*}} {id = 5}
+// LOC: "MOVE" on MTE1 cycles(10) bufs(%b2, %b5) {{.*}} {id = 7}
+// LOC: "MATMUL" {{.*}} {id = 9}
+// LOC: "MOVE" on MTE1 cycles(10) bufs(%b2, %b11) {{.*}} {id = 25}
+// LOC: "COPY_IN" on MTE2 cycles(100) bufs(%b1) {{.*}} {id = 21}
+// LOC: "MOVE" on MTE1 cycles(10) bufs(%b1, %b10) {{.*}} {id = 23}
+// LOC: "MATMUL" {{.*}} {id = 27}
+// LOC: "MOVE" on MTE1 cycles(10) bufs(%b1, %b13) {{.*}} {id = 30}
+// LOC: "MOVE" on MTE1 cycles(10) bufs(%b3, %b14) {{.*}} {id = 32}
+// LOC: "MATMUL" {{.*}} {id = 34}
+// LOC: "MOVE" on MTE1 cycles(10) bufs(%b0, %b7) {{.*}} {id = 14}
+// LOC: "MOVE" on MTE1 cycles(10) bufs(%b3, %b8) {{.*}} {id = 16}
+// LOC: "MATMUL" {{.*}} {id = 18}
+// LOC-NOT: "MATMUL"
+
+dan.kernel @tiles {
+  %b0, %t0 = dan.alloc {id = 0, buf = 0} : !dan.buf<L1, 64>
+  %t1 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b0) after(%t0) {id = 1}
+  %b2, %t2 = dan.alloc {id = 2, buf = 2} : !dan.buf<L1, 64>
+  %t3 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b2) after(%t2) {id = 3}
+  %b4, %t4 = dan.alloc {id = 4, buf = 4} : !dan.buf<L0A, 32>
+  %t5 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b0, %b4) after(%t1, %t4) {id = 5}
+  %b5, %t6 = dan.alloc {id = 6, buf = 5} : !dan.buf<L0B, 32>
+  %t7 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b2, %b5) after(%t3, %t6) {id = 7}
+  %b6, %t8 = dan.alloc {id = 8, buf = 6} : !dan.buf<L0C, 64>
+  %t9 = dan.compute "MATMUL" on CUBE cycles(50) bufs(%b4, %b5, %b6) after(%t5, %t7, %t8) {id = 9}
+  %t10 = dan.dma "COPY_OUT" on FIXP cycles(30) bufs(%b6) after(%t9) {id = 10}
+  %b3, %t11 = dan.alloc {id = 11, buf = 3} : !dan.buf<L1, 64>
+  %t12 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b3) after(%t11) {id = 12}
+  %b7, %t13 = dan.alloc {id = 13, buf = 7} : !dan.buf<L0A, 32>
+  %t14 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b0, %b7) after(%t1, %t13) {id = 14}
+  %b8, %t15 = dan.alloc {id = 15, buf = 8} : !dan.buf<L0B, 32>
+  %t16 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b3, %b8) after(%t12, %t15) {id = 16}
+  %b9, %t17 = dan.alloc {id = 17, buf = 9} : !dan.buf<L0C, 64>
+  %t18 = dan.compute "MATMUL" on CUBE cycles(50) bufs(%b7, %b8, %b9) after(%t14, %t16, %t17) {id = 18}
+  %t19 = dan.dma "COPY_OUT" on FIXP cycles(30) bufs(%b9) after(%t18) {id = 19}
+  %b1, %t20 = dan.alloc {id = 20, buf = 1} : !dan.buf<L1, 64>
+  %t21 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b1) after(%t20) {id = 21}
+  %b10, %t22 = dan.alloc {id = 22, buf = 10} : !dan.buf<L0A, 32>
+  %t23 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b1, %b10) after(%t21, %t22) {id = 23}
+  %b11, %t24 = dan.alloc {id = 24, buf = 11} : !dan.buf<L0B, 32>
+  %t25 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b2, %b11) after(%t3, %t24) {id = 25}
+  %b12, %t26 = dan.alloc {id = 26, buf = 12} : !dan.buf<L0C, 64>
+  %t27 = dan.compute "MATMUL" on CUBE cycles(50) bufs(%b10, %b11, %b12) after(%t23, %t25, %t26) {id = 27}
+  %t28 = dan.dma "COPY_OUT" on FIXP cycles(30) bufs(%b12) after(%t27) {id = 28}
+  %b13, %t29 = dan.alloc {id = 29, buf = 13} : !dan.buf<L0A, 32>
+  %t30 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b1, %b13) after(%t21, %t29) {id = 30}
+  %b14, %t31 = dan.alloc {id = 31, buf = 14} : !dan.buf<L0B, 32>
+  %t32 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b3, %b14) after(%t12, %t31) {id = 32}
+  %b15, %t33 = dan.alloc {id = 33, buf = 15} : !dan.buf<L0C, 64>
+  %t34 = dan.compute "MATMUL" on CUBE cycles(50) bufs(%b13, %b14, %b15) after(%t30, %t32, %t33) {id = 34}
+  %t35 = dan.dma "COPY_OUT" on FIXP cycles(30) bufs(%b15) after(%t34) {id = 35}
+  %t36 = dan.free %b0 after(%t1, %t5, %t14) {id = 36}
+  %t37 = dan.free %b2 after(%t3, %t7, %t25) {id = 37}
+  %t38 = dan.free %b4 after(%t5, %t9) {id = 38}
+  %t39 = dan.free %b5 after(%t7, %t9) {id = 39}
+  %t40 = dan.free %b6 after(%t9, %t10) {id = 40}
+  %t41 = dan.free %b3 after(%t12, %t16, %t32) {id = 41}
+  %t42 = dan.free %b7 after(%t14, %t18) {id = 42}
+  %t43 = dan.free %b8 after(%t16, %t18) {id = 43}
+  %t44 = dan.free %b9 after(%t18, %t19) {id = 44}
+  %t45 = dan.free %b1 after(%t21, %t23, %t30) {id = 45}
+  %t46 = dan.free %b10 after(%t23, %t27) {id = 46}
+  %t47 = dan.free %b11 after(%t25, %t27) {id = 47}
+  %t48 = dan.free %b12 after(%t27, %t28) {id = 48}
+  %t49 = dan.free %b13 after(%t30, %t34) {id = 49}
+  %t50 = dan.free %b14 after(%t32, %t34) {id = 50}
+  %t51 = dan.free %b15 after(%t34, %t35) {id = 51}
 }

@@ -17,7 +17,8 @@ class MpasPass(PlanningPass):
     name = "mpas"
 
     policy: str = "balanced"
-    """balanced | memory-first | criticality-first."""
+    """balanced (the paper's key) | memory-first | criticality-first | balanced-locality
+    (balanced, with L0 ALLOCs that reuse recently touched L1/UB tiles first)."""
     l0_rule: bool = True
     """Keep at most one live buffer per L0 tier in the order."""
 

@@ -10,9 +10,34 @@ smallest key, by default `(level, delta, -criticality, index)`:
 - `criticality`: `h(v) = cycles(v) + max(h(u) for successors u)`, in cycles;
 - `index`: input order.
 
-Keys are static, so each is packed into one integer (`priority_keys`) and the ready set
-is a heap of ints: O((V + E) log V). The L0 bookkeeping below re-evaluates a node at
-most twice per L0 tier, each time over its predecessors.
+Keys are packed into one integer each (`priority_keys`) and the ready set is a heap of
+ints: O((V + E) log V). The L0 bookkeeping below re-evaluates a node at most twice per L0
+tier, each time over its predecessors.
+
+Locality (the `balanced-locality` policy: `(level, delta, -locality, -criticality, index)`).
+Under the L0 rule the choice that shapes the order is which L0 ALLOC to admit next: it
+decides which compute step (on Matmul, which output tile) is staged next. The `locality`
+field ranks those ALLOCs by how recently the L1/UB data they stage was used, so the
+order keeps working on resident data (on Matmul it walks the output tiles in a snake,
+reusing the input tiles just used) instead of restarting by node index. Definitions:
+- the *footprint* of an L0 ALLOC of buffer `x` (`locality_footprints`): the peak-tier
+  buffers touched by the operations using `x`, where a non-peak buffer `y` those
+  operations touch stands for the peak-tier buffers touched by `y`'s producers (the
+  operations right after ALLOC(y)). On Matmul, the L0A buffer of MATMUL(i, j, k) has
+  footprint {A[i, k], B[k, j]}: its own MOVE's source and its L0B sibling's.
+- `last[b]`: 1 + the position of the latest node placing or using peak-tier buffer `b`
+  (an ALLOC or an operation; 0: never). The locality of an ALLOC is the pair
+  `(r1, r2)` of the two largest `last` values over its footprint, compared
+  lexicographically: the ALLOC whose footprint has the smallest LRU-stack distance wins,
+  then the one whose second-nearest buffer is nearest. Other nodes, and ALLOCs whose
+  footprint was never touched, have locality (0, 0) and rank by the rest of the key.
+The field changes as nodes run, so a waiting ALLOC is re-keyed (one new heap entry; stale
+entries are skipped when met, and a node that ran has key -1) each time a buffer of its
+footprint is touched, at most `LOCALITY_BUDGET * (V + E)` times per greedy run; past that
+the locality stops changing (the order stays valid and gated, only its tie-break
+coarsens). Footprints keep at most `FOOTPRINT_CAP` buffers and take O(a * cap) work per
+(buffer, user) pair, a = most buffers one node touches, so a greedy run stays
+O((V + E) log V). Keys only ever decrease, which the gate's cached best relies on.
 
 Which ALLOCs are ready. An ALLOC joins the ready set when it is *due*: a successor (its
 consumer) could run right after it, i.e. every other predecessor of the consumer is
@@ -79,9 +104,17 @@ POLICIES: dict[str, tuple[str, ...]] = {
     "balanced": ("level", "delta", "criticality"),
     "memory-first": ("level", "delta"),
     "criticality-first": ("level", "criticality", "delta"),
+    "balanced-locality": ("level", "delta", "locality", "criticality"),
 }
 """Policy name -> key fields compared in order (the node index always breaks ties).
-`level` leads every policy: the scheduler relies on FREEs and operations preceding ALLOCs."""
+`level` leads every policy: the scheduler relies on FREEs and operations preceding ALLOCs.
+`locality` (larger first) is dynamic and only set on L0 ALLOCs; see the module docstring."""
+
+LOCALITY_BUDGET = 16
+"""Locality re-keys allowed per greedy run, per node and edge of the graph."""
+
+FOOTPRINT_CAP = 64
+"""Most buffers a locality footprint keeps (the first found, in node order)."""
 
 SEARCH_BUDGET = 200_000
 """Nodes the L0 search may schedule in abandoned greedy runs before it gives up."""
@@ -92,8 +125,11 @@ class MpasOptions:
     """How MPAS ranks the ready set."""
 
     policy: str = "balanced"
-    """Key order: `balanced` (level, delta, -h, index), `memory-first` (level, delta,
-    index: no criticality term) or `criticality-first` (level, -h, delta, index)."""
+    """Key order: `balanced` (level, delta, -h, index), the paper's key; `memory-first`
+    (level, delta, index: no criticality term); `criticality-first` (level, -h, delta,
+    index); or `balanced-locality` (level, delta, -locality, -h, index): `balanced` where
+    L0 ALLOCs that stage the most recently used L1/UB buffers go first (see the module
+    docstring). On the public Matmul it keeps the peak and cuts DLR's spills and makespan."""
     l0_rule: bool = True
     """Keep at most one live buffer per L0 tier in the order (MODEL.md), so the order's
     peak compares with published order-only peaks. False: the plain key, no gating."""
@@ -123,37 +159,59 @@ def mpas(graph: KernelGraph, target: Target, options: MpasOptions = MpasOptions(
 def mpas_schedule(graph: KernelGraph, target: Target, options: MpasOptions = MpasOptions()) -> MpasResult:
     """`mpas` with the search statistics; see the module docstring."""
     topo = topological_order(graph)
-    keys = priority_keys(graph, target, options.policy, downstream_criticality(graph, topo))
+    keys, weight = _packed_keys(graph, target, options.policy, downstream_criticality(graph, topo))
     level = node_levels(graph)
+    footprint = locality_footprints(graph, target) if weight else None
+    touched = _touched_peak_buffers(graph, target) if weight else None
+
+    def fresh_keys() -> tuple[list[int], _Locality | None]:
+        """Keys for one greedy run (the locality field changes during a run)."""
+        if footprint is None or touched is None:
+            return keys, None
+        loc = _Locality(graph, list(keys), weight, footprint, touched)
+        return loc.keys, loc
+
     if not options.l0_rule:
-        return MpasResult(_list_schedule(graph, keys, level, None)[0])
+        run_keys, loc = fresh_keys()
+        return MpasResult(_list_schedule(graph, run_keys, level, None, loc=loc)[0])
     feeder = feeder_producers(graph)
     failed: set[int] = set()
     budget = SEARCH_BUDGET
     while True:
-        gate = _L0Gate(graph, topo, keys, feeder, failed)
-        order, _ = _list_schedule(graph, keys, level, gate, fallback=False)
+        run_keys, loc = fresh_keys()
+        gate = _L0Gate(graph, topo, run_keys, feeder, failed)
+        order, _ = _list_schedule(graph, run_keys, level, gate, fallback=False, loc=loc)
         if len(order) == graph.n:
             return MpasResult(order, 0, len(failed))
         budget -= len(order)
         if len(gate.admitted) == gate.stretch_start or budget <= 0:
             break
         failed.add(gate.state)
-    order, forced = _list_schedule(graph, keys, level, _L0Gate(graph, topo, keys, feeder, set()), fallback=True)
+    run_keys, loc = fresh_keys()
+    gate = _L0Gate(graph, topo, run_keys, feeder, set())
+    order, forced = _list_schedule(graph, run_keys, level, gate, fallback=True, loc=loc)
     return MpasResult(order, forced, len(failed))
 
 
 def _list_schedule(
-    graph: KernelGraph, keys: list[int], level: list[int], gate: _L0Gate | None, fallback: bool = True
+    graph: KernelGraph,
+    keys: list[int],
+    level: list[int],
+    gate: _L0Gate | None,
+    fallback: bool = True,
+    loc: _Locality | None = None,
 ) -> tuple[list[int], int]:
     """One greedy run: (order, fallback count). At a dead end of the L0 gate without
-    `fallback`, the order so far."""
-    frontier = _Frontier(graph, keys, gate)
+    `fallback`, the order so far. With `loc`, `keys` is its (changing) key list."""
+    frontier = _Frontier(graph, keys, gate, loc)
     n = graph.n
     heap = frontier.heap
     order: list[int] = []
     forced = 0
     while len(order) < n:
+        if loc is not None:
+            while heap and heap[0] != keys[heap[0] % n]:  # superseded by a re-key
+                heapq.heappop(heap)
         v = heap[0] % n if heap else -1
         if gate is not None and (v < 0 or level[v] == 2):
             a = gate.best()
@@ -171,6 +229,8 @@ def _list_schedule(
         order.append(v)
         if gate is not None and (gate.alloc_slot[v] >= 0 or gate.free_slot[v] >= 0):
             gate.schedule(v)
+        if loc is not None and (loc.touched[v] or loc.waiting[v]):
+            loc.scheduled(v, len(order), frontier)
         frontier.scheduled(v)
     return order, forced
 
@@ -194,7 +254,14 @@ def priority_keys(graph: KernelGraph, target: Target, policy: str, h: list[int])
 
     Every field is shifted to be non-negative and the fields are mixed radix-wise, most
     significant first; the node index is the lowest digit, so `key % graph.n` is the node.
+    A `locality` field holds its initial value, (0, 0) (nothing touched yet).
     """
+    return _packed_keys(graph, target, policy, h)[0]
+
+
+def _packed_keys(graph: KernelGraph, target: Target, policy: str, h: list[int]) -> tuple[list[int], int]:
+    """`priority_keys` and the place value of the `locality` digit (0: the policy has none).
+    The digit is `(n + 1)^2 - 1 - (r1 * (n + 1) + r2)` for locality `(r1, r2)`."""
     n = graph.n
     delta = [graph.delta(v, target) for v in range(n)]
     low = min(delta, default=0)
@@ -203,12 +270,154 @@ def priority_keys(graph: KernelGraph, target: Target, policy: str, h: list[int])
         "level": (node_levels(graph), 3),
         "delta": ([x - low for x in delta], max(delta, default=0) - low + 1),
         "criticality": ([hmax - x for x in h], hmax + 1),
+        "locality": ([(n + 1) ** 2 - 1] * n, (n + 1) ** 2),
     }
     keys = [0] * n
+    weight = 0
     for name in POLICIES[policy]:
         values, radix = fields[name]
         keys = [k * radix + x for k, x in zip(keys, values)]
-    return [k * n + v for v, k in enumerate(keys)]
+        weight *= radix
+        if name == "locality":
+            weight = 1
+    return [k * n + v for v, k in enumerate(keys)], weight * n
+
+
+def locality_footprints(graph: KernelGraph, target: Target) -> list[tuple[int, ...] | None]:
+    """Per node, the footprint of an L0 ALLOC (see the module docstring), else None.
+
+    Peak-tier buffers in first-seen order: the users' own, then those their non-peak
+    buffers stand for (read by the buffer's producers)."""
+    kinds, node_bufs, succs, buf_alloc = graph.kinds, graph.node_bufs, graph.succs, graph.buf_alloc
+    is_peak = [t in target.peak_tiers for t in graph.buf_tier]
+    stands: dict[int, list[int]] = {}
+
+    def stands_for(y: int) -> list[int]:
+        found = stands.get(y)
+        if found is None:
+            found = [b for p in succs[buf_alloc[y]] if kinds[p] == OP for b in node_bufs[p] if is_peak[b]]
+            found = stands[y] = list(dict.fromkeys(found))[:FOOTPRINT_CAP]
+        return found
+
+    out: list[tuple[int, ...] | None] = [None] * graph.n
+    for x, t in enumerate(graph.buf_tier):
+        if t in L0_TIERS:
+            found: dict[int, None] = {}
+            for u in graph.buf_uses[x]:
+                for y in node_bufs[u]:
+                    for b in (y,) if is_peak[y] else stands_for(y):
+                        found[b] = None
+                if len(found) >= FOOTPRINT_CAP:
+                    break
+            out[buf_alloc[x]] = tuple(found)[:FOOTPRINT_CAP]
+    return out
+
+
+def _touched_peak_buffers(graph: KernelGraph, target: Target) -> list[tuple[int, ...]]:
+    """Per node, the peak-tier buffers it places or uses (none for a FREE)."""
+    peak = frozenset(target.peak_tiers)
+    tier = graph.buf_tier
+    return [
+        () if kind == FREE else tuple(b for b in bufs if tier[b] in peak) for kind, bufs in zip(graph.kinds, graph.node_bufs)
+    ]
+
+
+class _Locality:
+    """The `locality` field during one greedy run: `keys` is the run's key list.
+
+    `top[a] = (r1, b1, r2)`: the two largest `last` values over the footprint of waiting
+    ALLOC `a` and the buffer of the first. `watch[b]` lists ALLOCs that waited while `b`
+    was in their footprint (entries of ALLOCs that ran are dropped when met). Under the
+    gate, an ALLOC whose FREE needs a second ALLOC of its own tier cannot be admitted until
+    its mask changes, so it is not re-keyed but marked `dirty` and `refresh`ed by the gate
+    when its mask changes (the same value, computed once).
+    """
+
+    def __init__(
+        self,
+        graph: KernelGraph,
+        keys: list[int],
+        weight: int,
+        footprint: list[tuple[int, ...] | None],
+        touched: list[tuple[int, ...]],
+    ) -> None:
+        n = graph.n
+        self.graph, self.keys, self.weight, self.footprint, self.touched = graph, keys, weight, footprint, touched
+        self.radix = n + 1
+        self.base = [k - weight * ((n + 1) ** 2 - 1) for k in keys]
+        """Each key with a zero locality digit."""
+        self.last = [0] * len(graph.buf_ids)
+        self.watch: list[list[int]] = [[] for _ in graph.buf_ids]
+        self.waiting = [False] * n
+        self.top = [(0, -1, 0)] * n
+        self.dirty = [False] * n
+        self.budget = LOCALITY_BUDGET * (n + graph.num_edges)
+
+    def _set(self, a: int, r1: int, b1: int, r2: int) -> None:
+        self.top[a] = (r1, b1, r2)
+        radix = self.radix
+        self.keys[a] = self.base[a] + self.weight * (radix * radix - 1 - r1 * radix - r2)
+
+    def enter(self, a: int) -> None:
+        """ALLOC `a` starts waiting (due): its locality from the buffers touched so far."""
+        fp = self.footprint[a]
+        if fp is None or self.waiting[a]:
+            return
+        self.waiting[a] = True
+        watch = self.watch
+        for b in fp:
+            watch[b].append(a)
+        self.refresh(a)
+
+    def refresh(self, a: int) -> None:
+        """Waiting ALLOC `a`'s locality from scratch."""
+        last = self.last
+        r1, b1, r2 = 0, -1, 0
+        for b in self.footprint[a]:  # type: ignore[union-attr]
+            t = last[b]
+            if t > r1:
+                r1, b1, r2 = t, b, r1
+            elif t > r2:
+                r2 = t
+        self.dirty[a] = False
+        if r1:
+            self._set(a, r1, b1, r2)
+
+    def scheduled(self, v: int, t: int, frontier: _Frontier) -> None:
+        """Node `v` ran at position `t - 1`: it touched its peak-tier buffers. (Needed only
+        for a node that touches one or was waiting.)"""
+        self.waiting[v] = False
+        self.keys[v] = -1  # no queue entry of v is current any more
+        if self.budget <= 0:
+            return
+        last, watch, waiting = self.last, self.watch, self.waiting
+        for b in self.touched[v]:
+            last[b] = t
+            if not watch[b]:
+                continue
+            kept = watch[b] = [a for a in watch[b] if waiting[a]]
+            self.budget -= len(kept)
+            top, keys, base, weight, radix, dirty = self.top, self.keys, self.base, self.weight, self.radix, self.dirty
+            high = radix * radix - 1 - t * radix
+            gate = frontier.gate
+            for a in kept:
+                if gate is not None and gate.mask_of[a] >> gate.alloc_slot[a] & 1:
+                    dirty[a] = True
+                    continue
+                if dirty[a]:
+                    self.refresh(a)
+                else:
+                    r1, b1, r2 = top[a]
+                    if r1 == t:  # v touches b twice
+                        continue
+                    if b1 != b:
+                        r2 = r1
+                    top[a] = (t, b, r2)
+                    keys[a] = base[a] + weight * (high - r2)
+                if gate is not None:
+                    gate.rekey(a)
+                else:
+                    heapq.heappush(frontier.heap, keys[a])
 
 
 class _Frontier:
@@ -221,9 +430,12 @@ class _Frontier:
     the gate instead of the heap.
     """
 
-    def __init__(self, graph: KernelGraph, keys: list[int], gate: _L0Gate | None) -> None:
+    def __init__(self, graph: KernelGraph, keys: list[int], gate: _L0Gate | None, loc: _Locality | None = None) -> None:
         n = graph.n
         self.graph, self.keys, self.gate = graph, keys, gate
+        self.loc = loc
+        if gate is not None:
+            gate.loc = loc
         self.heap: list[int] = []
         self.to_gate = [s >= 0 for s in gate.alloc_slot] if gate is not None else [False] * n
         self.feeder = gate.feeder if gate is not None else [False] * n
@@ -237,6 +449,8 @@ class _Frontier:
                 self._ready(v)
 
     def _push(self, v: int) -> None:
+        if self.loc is not None:
+            self.loc.enter(v)
         if self.gate is not None and self.to_gate[v]:
             self.gate.add(v)
         else:
@@ -333,7 +547,7 @@ class _L0Gate:
     live buffers (one, except after a fallback). A due, unscheduled L0 ALLOC `a` waits in
     `buckets[slot][mask]` (a heap of keys), bit t of `mask` set when FREE(a) needs a
     slot-t ALLOC (for a's own slot: a second one); `mask_of[a]` is its current mask, and
-    entries whose mask is no longer current are dropped lazily.
+    entries whose mask or key is no longer current are dropped lazily.
     """
 
     def __init__(
@@ -371,6 +585,8 @@ class _L0Gate:
         """Hash of the set `admitted`: XOR of `_set_hash` of its members."""
         self.stretch_start = 0
         """`len(admitted)` when the L0 tiers were last all empty."""
+        self.loc: _Locality | None = None
+        """The run's locality field, if the policy has one (set by the frontier)."""
 
     def _initial_needs(self, s: int, topo: list[int]) -> list[int]:
         needs = [NONE] * self.graph.n
@@ -401,8 +617,19 @@ class _L0Gate:
         """ALLOC `a` became due, or its mask changed."""
         s = self.alloc_slot[a]
         mask = self.mask_of[a] = self._mask(a)
+        if self.loc is not None and self.loc.dirty[a] and not mask >> s & 1:
+            self.loc.refresh(a)
         heapq.heappush(self.buckets[s].setdefault(mask, []), self.keys[a])
         if self.stale or self._verdict(s, mask) not in (PASS, a) or not self._allowed(a):
+            return
+        if self.best_cache is None or self.keys[a] < self.keys[self.best_cache]:
+            self.best_cache = a
+
+    def rekey(self, a: int) -> None:
+        """Waiting ALLOC `a` got a smaller key (its mask is unchanged)."""
+        s, mask = self.alloc_slot[a], self.mask_of[a]
+        heapq.heappush(self.buckets[s].setdefault(mask, []), self.keys[a])
+        if self.stale or self.live[s] or self._verdict(s, mask) not in (PASS, a) or not self._allowed(a):
             return
         if self.best_cache is None or self.keys[a] < self.keys[self.best_cache]:
             self.best_cache = a
@@ -423,7 +650,7 @@ class _L0Gate:
             for mask, heap in list(buckets.items()):
                 if mask >> s & 1:
                     continue
-                while heap and mask_of.get(heap[0] % n) != mask:
+                while heap and (mask_of.get(heap[0] % n) != mask or heap[0] != keys[heap[0] % n]):
                     heapq.heappop(heap)
                 if not heap:
                     del buckets[mask]
@@ -448,7 +675,7 @@ class _L0Gate:
         n: int = self.graph.n
         for key in sorted(heap):
             a = key % n
-            if self.mask_of.get(a) == mask and self._allowed(a):
+            if self.mask_of.get(a) == mask and key == self.keys[a] and self._allowed(a):
                 return a
         return -1
 
@@ -526,6 +753,11 @@ class _L0Gate:
         """The fallback: the waiting ALLOC to place although the gate refuses it."""
         if not self.mask_of:
             raise RuntimeError("mpas: dead end with no waiting L0 ALLOC")
+        if self.loc is not None:  # compare true localities, the blocked ALLOCs' included
+            for a in self.mask_of:
+                if self.loc.dirty[a]:
+                    self.loc.refresh(a)
+                    self.rekey(a)
         return min(self.mask_of, key=lambda a: (len(self.live[self.alloc_slot[a]]) > 0, self.keys[a]))
 
 

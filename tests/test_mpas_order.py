@@ -1,11 +1,13 @@
 """The MPAS core (`dan.passes.mpas_order`): golden orders on tiny kernels for every tie-break
-level and policy, the L0 gate on the deadlock patterns of MODEL.md, seeded random kernels
-checked by the replay and by an exhaustive L0-rule oracle, and the public workloads."""
+level and policy (the locality field included), the L0 gate on the deadlock patterns of
+MODEL.md, seeded random kernels checked by the replay and by an exhaustive L0-rule oracle,
+and the public workloads."""
 
 from __future__ import annotations
 
 import heapq
 import time
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -13,14 +15,16 @@ from hypothesis import strategies as st
 
 from dan.dialect.graph import ALLOC, FREE, KernelGraph, NodeRecord, Plan, build_graph, topological_order
 from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, L0_TIERS, Target
+from dan.dialect.target import CONTEST, L0_TIERS, TIER_INDEX, Target
 from dan.lowering.generate import join_graphs, random_kernel
 from dan.lowering.graph_files import read_graph
+from dan.passes import mpas_order
 from dan.passes.mpas_order import (
     POLICIES,
     MpasOptions,
     downstream_criticality,
     feeder_producers,
+    locality_footprints,
     mpas,
     mpas_schedule,
     priority_keys,
@@ -149,9 +153,13 @@ def check(graph: KernelGraph, order: list[int], l0_rule: bool = True) -> None:
 
 
 def test_policies_and_unknown_policy() -> None:
-    assert list(POLICIES) == ["balanced", "memory-first", "criticality-first"]
+    assert list(POLICIES) == ["balanced", "memory-first", "criticality-first", "balanced-locality"]
+    assert POLICIES["balanced"] == ("level", "delta", "criticality")  # the paper's key, the default
     assert MpasOptions() == MpasOptions("balanced", l0_rule=True)
-    with pytest.raises(ValueError, match=r"unknown policy 'fast' \(valid: balanced, memory-first, criticality-first\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown policy 'fast' \(valid: balanced, memory-first, criticality-first, balanced-locality\)",
+    ):
         MpasOptions(policy="fast")
 
 
@@ -364,6 +372,162 @@ def test_infeasible_kernel_falls_back_to_a_valid_order() -> None:
         check(graph, result.order, l0_rule=False)
 
 
+# --- the locality tie-break ------------------------------------------------------------
+
+
+def tiles_kernel(tiles: tuple[tuple[int, int], ...]) -> tuple[KernelGraph, dict[tuple[int, int], int]]:
+    """C[i, j] = A[i] @ B[j] with one k step per tile, tiles created in the given order.
+
+    L1 tiles A[i] (buffer 10 + i) and B[j] (20 + j), 64 units, are loaded at their first
+    use; each output tile stages them through its own L0A and L0B buffers (MOVEs of 10
+    cycles), multiplies into its own L0C buffer and leaves through FIXP. Returns the graph
+    and each tile's MATMUL node."""
+    k = Kernel()
+    loaded: set[int] = set()
+    matmuls = {}
+    for n, (i, j) in enumerate(tiles):
+        for buf in (10 + i, 20 + j):
+            if buf not in loaded:
+                loaded.add(buf)
+                k.alloc(buf, 64, "L1")
+                k.op("COPY_IN", "MTE2", 100, writes=(buf,))
+        la, lb, lc = 100 + 3 * n, 101 + 3 * n, 102 + 3 * n
+        k.alloc(la, 32, "L0A")
+        k.op("MOVE", "MTE1", 10, reads=(10 + i,), writes=(la,))
+        k.alloc(lb, 32, "L0B")
+        k.op("MOVE", "MTE1", 10, reads=(20 + j,), writes=(lb,))
+        k.alloc(lc, 64, "L0C")
+        matmuls[(i, j)] = k.op("MATMUL", "CUBE", 50, reads=(la, lb), writes=(lc,))
+        k.op("COPY_OUT", "FIXP", 30, reads=(lc,))
+    return k.build("tiles"), matmuls
+
+
+ROW_MAJOR = ((0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1))
+SNAKE = [(0, 0), (1, 0), (1, 1), (0, 1), (2, 1), (2, 0)]
+
+
+def tile_order(graph: KernelGraph, matmuls: dict[tuple[int, int], int], order: list[int]) -> list[tuple[int, int]]:
+    tile_of = {v: t for t, v in matmuls.items()}
+    return [tile_of[v] for v in order if v in tile_of]
+
+
+def test_footprint_of_an_l0_alloc_is_the_l1_data_it_stages() -> None:
+    """The L0A, L0B and L0C ALLOCs of tile (i, j) all stand for {A[i], B[j]}: the L0B
+    buffer through the MOVE that fills it, the L0A one through its sibling in the MATMUL."""
+    graph, matmuls = tiles_kernel(ROW_MAJOR)
+    footprint = locality_footprints(graph, CONTEST)
+    for (i, j), mm in matmuls.items():
+        for a in graph.preds[mm] + [p for u in graph.preds[mm] for p in graph.preds[u]]:
+            if graph.kinds[a] == ALLOC:
+                assert sorted(graph.buf_ids[b] for b in footprint[a]) == [10 + i, 20 + j]
+    assert all(footprint[v] is None for v in range(graph.n) if graph.ops[v] != "ALLOC")
+    assert all(footprint[graph.buf_alloc[b]] is None for b, t in enumerate(graph.buf_tier) if t not in L0_TIERS)
+
+
+@pytest.mark.parametrize(
+    "created",
+    [
+        ROW_MAJOR,
+        # (2, 1) before (0, 1): after (1, 1) both tie on B[1] and only the second-nearest
+        # buffer (A[0] used, A[2] never) puts (0, 1) first, against the index.
+        ((0, 0), (1, 0), (2, 0), (2, 1), (1, 1), (0, 1)),
+    ],
+)
+def test_locality_walks_the_tiles_in_a_snake(created: tuple[tuple[int, int], ...]) -> None:
+    """Worked by hand; every L0 ALLOC ties on (level, delta) = (2, 0) and on h, so
+    `balanced` admits by index (the creation order) and `balanced-locality` by the (r1, r2)
+    recency of {A[i], B[j]}:
+    - (0, 0): nothing touched yet, lowest index. Its MOVEs read A[0], then B[0].
+    - (1, 0): B[0] is the most recent buffer, and only (1, 0) and (2, 0) use it: (1, 0)
+      by index. B[0] is resident and A[1] must be loaded first (the L0B ALLOC, delta 0,
+      goes before A[1]'s L1 ALLOC, delta +64), so MOVE B[0] runs before MOVE A[1].
+    - (1, 1): A[1] is the most recent. Here B[1] is loaded last.
+    - (0, 1) and (2, 1) both have r1 = B[1]; r2: A[0] was used, A[2] never: (0, 1).
+    - (2, 1): B[1] (after A[0]) beats (2, 0)'s B[0]. Then (2, 0).
+    The peak is the same, and the L0 rule holds."""
+    graph, matmuls = tiles_kernel(created)
+    balanced = mpas(graph, CONTEST, MpasOptions("balanced"))
+    local = mpas(graph, CONTEST, MpasOptions("balanced-locality"))
+    assert tile_order(graph, matmuls, balanced) == list(created)
+    assert tile_order(graph, matmuls, local) == SNAKE
+    check(graph, local)
+    assert order_peaks(graph, local, CONTEST)[0] == order_peaks(graph, balanced, CONTEST)[0] == 192
+    plain = mpas(graph, CONTEST, MpasOptions("balanced-locality", l0_rule=False))
+    check(graph, plain, l0_rule=False)
+
+
+def test_locality_leaves_nodes_other_than_l0_allocs_alone() -> None:
+    """Without L0 buffers the locality field never moves: the order is `balanced`'s."""
+    graph, _ = tie_break_kernel()
+    for l0_rule in (True, False):
+        assert mpas(graph, CONTEST, MpasOptions("balanced-locality", l0_rule)) == mpas(
+            graph, CONTEST, MpasOptions("balanced", l0_rule)
+        )
+
+
+def test_locality_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No re-key budget: the field stays at (0, 0) and the order is exactly `balanced`'s.
+    A budget spent mid-run still gives a valid order that keeps the rule."""
+    graph = read_graph(workload("Matmul_Case0"))
+    monkeypatch.setattr(mpas_order, "LOCALITY_BUDGET", 0)
+    assert mpas(graph, CONTEST, MpasOptions("balanced-locality")) == mpas(graph, CONTEST, MpasOptions("balanced"))
+    for seed in range(20):
+        small = random_kernel(seed, ops=30)
+        assert mpas(small, CONTEST, MpasOptions("balanced-locality")) == mpas(small, CONTEST, MpasOptions("balanced"))
+    monkeypatch.setattr(mpas_order, "LOCALITY_BUDGET", 0.3)
+    result = mpas_schedule(graph, CONTEST, MpasOptions("balanced-locality"))
+    assert result.forced == 0
+    check(graph, result.order)
+
+
+def test_locality_on_larger_random_kernels_valid_rule_kept_and_deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """20 kernels of 60..150 operations (beyond the oracle): valid orders, the rule kept
+    whenever no fallback fired, and the same order from a rebuilt graph. (A smaller L0
+    search budget keeps the kernels that admit no rule-keeping order quick.)"""
+    monkeypatch.setattr(mpas_order, "SEARCH_BUDGET", 20_000)
+    options = MpasOptions("balanced-locality")
+    fallbacks = 0
+    for seed in range(20):
+        graph = random_kernel(1000 + seed, ops=60 + 30 * (seed % 4))
+        result = mpas_schedule(graph, CONTEST, options)
+        check(graph, result.order, l0_rule=result.forced == 0)
+        fallbacks += result.forced > 0
+        assert mpas(random_kernel(1000 + seed, ops=60 + 30 * (seed % 4)), CONTEST, options) == result.order
+        check(graph, mpas(graph, CONTEST, MpasOptions("balanced-locality", l0_rule=False)), l0_rule=False)
+    assert fallbacks < 20
+
+
+def matmul_tiles(graph: KernelGraph, order: list[int]) -> list[set[int]]:
+    """The L1 tiles each output tile (L0C buffer) reads, in the order's tile order."""
+    l0c, l1 = TIER_INDEX["L0C"], TIER_INDEX["L1"]
+    tiles: list[tuple[int, set[int]]] = []
+    for v in order:
+        if graph.ops[v] == "MATMUL":
+            c = next(b for b in graph.node_bufs[v] if graph.buf_tier[b] == l0c)
+            if not tiles or tiles[-1][0] != c:
+                tiles.append((c, set()))
+            tiles[-1][1].update(
+                b for p in graph.preds[v] if graph.ops[p] == "MOVE" for b in graph.node_bufs[p] if graph.buf_tier[b] == l1
+            )
+    return [inputs for _, inputs in tiles]
+
+
+def test_locality_snakes_through_the_matmul_workload() -> None:
+    """`balanced` walks the 8 x 8 output tiles row by row: 7 steps share no L1 tile with
+    the previous output tile. With locality every step shares a row of A or a column of
+    B (8 tiles), at the same peak."""
+    graph = read_graph(workload("Matmul_Case0"))
+    shared = {}
+    for policy in ("balanced", "balanced-locality"):
+        order = mpas(graph, CONTEST, MpasOptions(policy))
+        tiles = matmul_tiles(graph, order)
+        assert len(tiles) == 64
+        shared[policy] = [len(a & b) for a, b in pairwise(tiles)]
+        assert order_peaks(graph, order, CONTEST)[::2] == (9216, True)
+    assert shared["balanced"].count(0) == 7
+    assert set(shared["balanced-locality"]) == {8}
+
+
 # --- random kernels ------------------------------------------------------------------
 
 
@@ -416,19 +580,24 @@ def test_workloads_keep_the_rule_and_lower_the_peak(case: str) -> None:
         check(graph, plain, l0_rule=False)
     assert peaks["memory-first"] <= PUBLISHED_PEAK[case]
     assert min(peaks.values()) <= PUBLISHED_PEAK[case]
+    assert peaks["balanced-locality"] <= peaks["balanced"]
     assert mpas(graph, CONTEST) == mpas(read_graph(workload(case)), CONTEST)
+    local = MpasOptions("balanced-locality")
+    assert mpas(graph, CONTEST, local) == mpas(read_graph(workload(case)), CONTEST, local)
 
 
-def test_scales_linearly_on_joined_matmul() -> None:
+@pytest.mark.parametrize("policy", ["balanced", "balanced-locality"])
+def test_scales_linearly_on_joined_matmul(policy: str) -> None:
     """Four copies cost about four times one copy (no quadratic term): a generous bound."""
     base = read_graph(workload("Matmul_Case0"))
     big = join_graphs([base] * 4, "matmul_x4")
+    options = MpasOptions(policy)
 
     def cpu_seconds(graph: KernelGraph) -> float:
         start = time.process_time()
-        mpas(graph, CONTEST)
+        mpas(graph, CONTEST, options)
         return time.process_time() - start
 
     one, four = min(cpu_seconds(base) for _ in range(2)), cpu_seconds(big)
     assert four < 10 * one + 0.2
-    assert order_peaks(big, mpas(big, CONTEST), CONTEST)[::2] == (9216, True)
+    assert order_peaks(big, mpas(big, CONTEST, options), CONTEST)[::2] == (9216, True)

@@ -322,7 +322,7 @@ def test_tune_keeps_the_lexicographic_best() -> None:
     graph = random_kernel(7, ops=60)
     options = TuneOptions(prefetches=(None, PrefetchOptions(), PrefetchOptions(capacity_bound=False)), cpe=None)
     tuned = tune(graph, CONTEST, options)
-    assert len(tuned.trials) == 3 * 3
+    assert len(tuned.trials) == 4 * 3
     assert tuned.metrics.valid and replay(graph, tuned.plan, CONTEST).makespan == tuned.metrics.makespan
     ranks = [(t.peak, t.makespan, t.traffic) for t in tuned.trials]
     best = min(ranks)
