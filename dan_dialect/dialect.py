@@ -71,6 +71,8 @@ from dan.dialect.target import (
     TIER_INDEX,
     TIERS,
     Target,
+    TargetError,
+    target_from_json,
 )
 
 RESERVED_OP_NAMES = frozenset({"ALLOC", "FREE", "SPILL_OUT", "SPILL_IN"})
@@ -220,12 +222,12 @@ class TargetAttr(Data[Target]):
 
     def verify(self) -> None:
         t = self.data
-        if len(t.capacity) != len(TIERS) or any(c <= 0 for c in t.capacity):
-            raise VerifyException(f"target '{t.name}': expected {len(TIERS)} positive capacities, got {t.capacity}")
-        if any(not 0 <= p < len(TIERS) for p in t.peak_tiers):
-            raise VerifyException(f"target '{t.name}': peak tiers {t.peak_tiers} out of range")
-        if t.spill_units_per_cycle <= 0 or t.spill_startup < 0:
-            raise VerifyException(f"target '{t.name}': bad spill cost parameters")
+        if len(t.capacity) != len(TIERS) or any(not 0 <= p < len(TIERS) for p in t.peak_tiers):
+            raise VerifyException(f"target '{t.name}': expected {len(TIERS)} capacities and known peak tiers")
+        try:  # the same checks as a target file gets
+            target_from_json(t.to_json(), t.name)
+        except TargetError as e:
+            raise VerifyException(str(e)) from None
 
 
 def _parse_tier(parser: AttrParser) -> str:
@@ -343,6 +345,8 @@ class NodeOp(IRDLOperation):
     def verify_(self) -> None:
         if self.node_id < 0:
             raise VerifyException(f"{self.describe()}: node id must be non-negative")
+        if not isinstance(self.parent_op(), KernelOp):
+            raise VerifyException(f"{self.describe()}: must be inside a dan.kernel")
 
 
 @irdl_op_definition

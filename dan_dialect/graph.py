@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from dan.dialect.target import PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Target
+from dan.dialect.target import LIMIT, PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Target
 
 ALLOC, FREE, OP, SPILL_OUT, SPILL_IN = 0, 1, 2, 3, 4
 KIND_NAMES = ("ALLOC", "FREE", "OP", "SPILL_OUT", "SPILL_IN")
@@ -124,6 +124,9 @@ def build_graph(name: str, records: Sequence[NodeRecord], edges: Sequence[tuple[
         raise GraphError("empty graph: no nodes")
     index: dict[int, int] = {}
     for i, r in enumerate(records):
+        for what, value in (("id", r.id), ("buffer id", r.buf), ("size", r.size), ("cycles", r.cycles)):
+            if value >= LIMIT or (what == "id" and value < 0):
+                raise GraphError(f"node {r.id}: {what} {value} is out of range (0 to 2^62)")
         if r.id in index:
             raise GraphError(f"duplicate node id {r.id}")
         index[r.id] = i
@@ -210,6 +213,14 @@ def build_graph(name: str, records: Sequence[NodeRecord], edges: Sequence[tuple[
     topo = topological_order(graph)
     _check_lifetimes(graph, topo)
     return graph
+
+
+def input_order(graph: KernelGraph) -> list[int]:
+    """The nodes as listed when that respects every edge (it does in the public data),
+    else Kahn's order taking the smallest index first: the schedule a graph starts with."""
+    if all(u < v for u, v in graph.edges()):
+        return list(range(graph.n))
+    return topological_order(graph)
 
 
 def topological_order(graph: KernelGraph) -> list[int]:

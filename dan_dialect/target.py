@@ -25,6 +25,14 @@ SPILL_OUT_PIPE: int = PIPE_INDEX["MTE3"]
 SPILL_IN_PIPE: int = PIPE_INDEX["MTE2"]
 
 
+LIMIT = 1 << 62
+"""Every size, capacity, id and cycle count stays below this (i64 with room to add)."""
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 class TargetError(ValueError):
     """A target name or file that cannot be used."""
 
@@ -78,15 +86,20 @@ def target_from_json(data: object, name: str) -> Target:
     missing = [t for t in TIERS if t not in caps]
     if missing:
         raise TargetError(f"target '{name}': no capacity for tier '{missing[0]}'")
-    if any(not isinstance(caps[t], int) or caps[t] <= 0 for t in TIERS):
-        raise TargetError(f"target '{name}': capacities must be positive integers")
+    if any(not _is_int(caps[t]) or not 0 < caps[t] < LIMIT for t in TIERS):
+        raise TargetError(f"target '{name}': capacities must be integers from 1 to 2^62")
     peak = data.get("peak_tiers", ["L1", "UB"])
-    if not isinstance(peak, list) or any(p not in TIER_INDEX for p in peak):
-        raise TargetError(f"target '{name}': 'peak_tiers' must list tiers from {', '.join(TIERS)}")
+    if (not isinstance(peak, list) or any(not isinstance(p, str) or p not in TIER_INDEX for p in peak)
+            or len(set(peak)) != len(peak)):
+        raise TargetError(f"target '{name}': 'peak_tiers' must list distinct tiers from {', '.join(TIERS)}")
     rate = data.get("spill_units_per_cycle", 0.5)
     startup = data.get("spill_startup", 150)
-    if not isinstance(rate, (int, float)) or rate <= 0 or not isinstance(startup, int) or startup < 0:
-        raise TargetError(f"target '{name}': bad spill cost parameters")
+    if (isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 1e-6 <= rate <= 1e9
+            or not _is_int(startup) or not 0 <= startup < LIMIT):
+        raise TargetError(
+            f"target '{name}': 'spill_units_per_cycle' must be a number from 1e-6 to 1e9 and "
+            "'spill_startup' an integer from 0 to 2^62"
+        )
     return Target(
         str(data.get("name", name)),
         tuple(caps[t] for t in TIERS),
@@ -98,6 +111,8 @@ def target_from_json(data: object, name: str) -> Target:
 
 def load_target(spec: str) -> Target:
     """A preset name (`contest`, `ascend910b`) or the path of a target JSON file."""
+    if not spec:
+        raise TargetError(f"empty target name (presets: {', '.join(PRESETS)}; or a .json file)")
     if spec in PRESETS:
         return PRESETS[spec]
     path = Path(spec)
@@ -107,6 +122,7 @@ def load_target(spec: str) -> Target:
         data = json.loads(path.read_text())
     except OSError as e:
         raise TargetError(f"cannot read target file '{spec}': {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise TargetError(f"target file '{spec}': malformed JSON at line {e.lineno}") from None
+    except (json.JSONDecodeError, RecursionError, UnicodeDecodeError) as e:
+        line = f" at line {e.lineno}" if isinstance(e, json.JSONDecodeError) else ""
+        raise TargetError(f"target file '{spec}': malformed JSON{line}") from None
     return target_from_json(data, path.stem)

@@ -7,6 +7,10 @@
 // in a 256-unit L1 are laid out best-fit and spilled by each policy's rule.
 // cost and belady evict b1 (reload farthest away; all clean, equal cost), lru evicts
 // b0 (least recently used). A buffer spilled while dead is reloaded before its FREE.
+// The timing-aware defaults (see @pingpong) give the spec's plan here: the loads run
+// back to back, so no idle MTE2 stretch can take a SPILL_IN earlier; each placement has
+// a single free window; and every victim is released by the time its successor's load
+// could start, so the stall term never applies.
 
 // COST-LABEL: dan.kernel @two
 // LRU-LABEL: dan.kernel @two
@@ -101,4 +105,36 @@ dan.kernel @bestfit attributes {target = #dan.target<"tiny", L1 = 256, UB = 128,
   %t10 = dan.compute "EXP" on VECTOR cycles(5) bufs(%d, %e) after(%te, %t6) {id = 10}
   %t11 = dan.free %d after(%t10) {id = 11}
   %t12 = dan.free %e after(%t10) {id = 12}
+}
+
+// -----
+
+// Test the timed L0 placement (the default): y could be moved from t = 20 (MTE1 is
+// free then), but the range x used, [0, 128), is released only when the first MMAD
+// ends (t = 120). [128, 256) was never used, so y goes there (ping-pong) and its MOVE
+// overlaps the first MMAD; best fit (the spec's rule) would put y at 0 and wait.
+
+// COST-LABEL: dan.kernel @pingpong
+// COST: %b1, %t2 = dan.alloc {id = 2, buf = 1, offset = 0} : !dan.buf<L0A, 128>
+// COST: %b3, %t7 = dan.alloc {id = 7, buf = 3, offset = 128} : !dan.buf<L0A, 128>
+// COST-NEXT: %t8 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b3, %b0) after(%t3, %t7) {id = 8}
+// LRU-LABEL: dan.kernel @pingpong
+// LRU: %b3, %t7 = dan.alloc {id = 7, buf = 3, offset = 128} : !dan.buf<L0A, 128>
+// BELADY-LABEL: dan.kernel @pingpong
+// BELADY: %b3, %t7 = dan.alloc {id = 7, buf = 3, offset = 128} : !dan.buf<L0A, 128>
+
+dan.kernel @pingpong attributes {target = #dan.target<"tiny", L1 = 256, UB = 128, L0A = 256, L0B = 128, L0C = 256>} {
+  %a, %ta = dan.alloc {id = 0, buf = 0} : !dan.buf<L1, 128>
+  %t1 = dan.dma "COPY_IN" on MTE2 cycles(10) bufs(%a) after(%ta) {id = 1}
+  %x, %tx = dan.alloc {id = 2, buf = 1} : !dan.buf<L0A, 128>
+  %t3 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%x, %a) after(%t1, %tx) {id = 3}
+  %c, %tc = dan.alloc {id = 4, buf = 2} : !dan.buf<L0C, 256>
+  %t5 = dan.compute "MMAD" on CUBE cycles(100) bufs(%c, %x) after(%tc, %t3) {id = 5}
+  %t6 = dan.free %x after(%t5) {id = 6}
+  %y, %ty = dan.alloc {id = 7, buf = 3} : !dan.buf<L0A, 128>
+  %t8 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%y, %a) after(%t3, %ty) {id = 8}
+  %t9 = dan.compute "MMAD" on CUBE cycles(100) bufs(%c, %y) after(%t5, %t8) {id = 9}
+  %t10 = dan.free %y after(%t9) {id = 10}
+  %t11 = dan.free %c after(%t9) {id = 11}
+  %t12 = dan.free %a after(%t8) {id = 12}
 }

@@ -65,6 +65,8 @@ def parse_graph_json(text: str, name: str) -> KernelGraph:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise GraphError(f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise GraphError("malformed JSON: nested too deeply") from None
     if not isinstance(data, dict) or not isinstance(data.get("Nodes"), list) or not isinstance(data.get("Edges", []), list):
         raise GraphError("expected an object with a 'Nodes' list and an 'Edges' list")
     records = [_record(node, f"node #{i}") for i, node in enumerate(data["Nodes"])]
@@ -78,11 +80,11 @@ def parse_graph_json(text: str, name: str) -> KernelGraph:
 
 def _read_csv(path: Path) -> list[dict[str, str]]:
     try:
-        with path.open(newline="") as f:
+        with path.open(newline="", encoding="utf-8-sig") as f:
             return list(csv.DictReader(f))
     except OSError as e:
         raise GraphError(f"cannot read '{path.name}': {e.strerror}") from None
-    except csv.Error as e:
+    except (csv.Error, UnicodeDecodeError) as e:
         raise GraphError(f"'{path.name}': malformed CSV: {e}") from None
 
 
@@ -108,9 +110,11 @@ def read_graph_csv(path: str | Path) -> KernelGraph:
     edges = []
     try:
         with edges_path.open(newline="") as f:
-            rows = list(csv.reader(f))
+            rows = [row for row in csv.reader(f) if any(cell.strip() for cell in row)]
     except OSError as e:
         raise GraphError(f"cannot read '{edges_path.name}': {e.strerror}") from None
+    except (csv.Error, UnicodeDecodeError) as e:
+        raise GraphError(f"'{edges_path.name}': malformed CSV: {e}") from None
     for i, row in enumerate(rows):
         if len(row) < 2:
             raise GraphError(f"'{edges_path.name}' row {i + 1}: expected src,dst")
@@ -121,7 +125,7 @@ def read_graph_csv(path: str | Path) -> KernelGraph:
 
 
 def read_graph(path: str | Path) -> KernelGraph:
-    """A graph from a `.json` file or a `.csv` pair."""
+    """A graph from a `.json` file or a `.csv` pair; errors name the file."""
     path = Path(path)
     if path.suffix == ".csv":
         return read_graph_csv(path)
@@ -129,7 +133,12 @@ def read_graph(path: str | Path) -> KernelGraph:
         text = path.read_text()
     except OSError as e:
         raise GraphError(f"cannot read '{path}': {e.strerror}") from None
-    return parse_graph_json(text, graph_name(path))
+    except UnicodeDecodeError:
+        raise GraphError(f"'{path}': not UTF-8 text") from None
+    try:
+        return parse_graph_json(text, graph_name(path))
+    except GraphError as e:
+        raise GraphError(f"'{path.name}': {e}") from None
 
 
 def graph_to_json(graph: KernelGraph) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dan.dialect.graph import KernelGraph, topological_order
+from dan.dialect.graph import KernelGraph, input_order
 from dan.dialect.target import Target
 from dan.passes.eda_order import eda_order
 from dan.passes.hmcos_order import HmcosOptions, hmcos_order
@@ -21,12 +21,9 @@ __all__ = ["ORDER_BASELINES", "HmcosOptions", "eda_order", "hmcos_order", "magis
 
 
 def original_order(graph: KernelGraph, target: Target) -> list[int]:
-    """The input order (node index order) when it respects every edge (it does in the
-    public data), else Kahn's order taking the smallest index first."""
-    del target  # the input order does not depend on the hardware
-    if all(u < v for u, v in graph.edges()):
-        return list(range(graph.n))
-    return topological_order(graph)
+    """The input order (see `input_order`); the hardware does not matter."""
+    del target
+    return input_order(graph)
 
 
 def _hmcos_default(graph: KernelGraph, target: Target) -> list[int]:

@@ -14,28 +14,46 @@ FREE. A buffer is *dead* when only its FREE is left among its needs.
 
 Invariant after every scanned position: per tier, the resident buffers' ranges and the
 free segments partition `[0, capacity)`, and no two free segments touch (released
-space merges with its neighbours). A placement takes the best-fit segment (smallest
-leftover, lowest offset on ties). When none fits, the policy evicts buffers of the same
-tier that the current node does not touch: `cost` clears the contiguous window with the
-best reuse distance per unit of spill cost; `lru` and `belady` evict in rank order until
-a segment fits, then undo the evictions the placement does not overlap. An eviction emits SPILL_OUT right before the
-current node; the matching SPILL_IN goes right before the buffer's next need, at a
-best-fit offset chosen then. The spill edges of MODEL.md therefore hold by
-construction, and every node finds its buffers resident. When a node's own buffers
-fragment a tier so badly that one of them cannot be placed, the whole tier is spilled and
-the node's buffers are reloaded packed (compaction through spills).
+space merges with its neighbours). A placement takes a free window by its tier's
+placement rule (`PLACEMENTS`; the specification's is best fit: smallest leftover,
+lowest offset on ties). When none fits, the policy evicts buffers of the same tier that
+the current node does not touch: `cost` clears the contiguous window with the best
+reuse distance per unit of spill cost; `lru` and `belady` evict in rank order until a
+window fits, then undo the evictions the placement does not overlap. When a node's own
+buffers fragment a tier so badly that one of them cannot be placed, the whole tier is
+spilled and the node's buffers are reloaded packed (compaction through spills).
+
+Where spill nodes go. By the specification (`late`) an eviction emits SPILL_OUT right
+before the current node and the matching SPILL_IN goes right before the buffer's next
+need. A spill node may also go into the already emitted part (`RELOADS`) at any output
+position p such that: SPILL_OUT(b) comes after b's last touch, SPILL_IN(b) after
+SPILL_OUT(b), and SPILL_IN(b)'s range has been free without interruption from p to
+now. The scan keeps, per address, the output position from which it is free
+(`FreeSince`), so the last condition is one range query; nothing between p and now
+touches b or overlaps its range, so the spill edges and the residency of MODEL.md still
+hold and the layout stays valid.
+
+Timing. The scan times every node it emits as the replay does (in-order pipes; graph,
+spill and address-reuse edges; MODEL.md "Timing"), keeping per address the finish of
+its last occupant's release (the address-reuse edge a placement there gets). `gap`
+spill nodes go only into an idle stretch of their pipe that they fit entirely, so they
+change no other node's times and the times stay exact. Timing steers three choices:
+`timed` placements (the window whose reuse edges finish first, ties and every finish
+before the placement could start anyway broken by best fit), `gap` spill nodes, and
+the `stall` term of `cost` eviction (victims whose release would hold up the placement).
 Nothing here imports xDSL.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from sortedcontainers import SortedDict, SortedList
 
 from dan.dialect.graph import ALLOC, FREE, KernelGraph, Plan
-from dan.dialect.target import L0_TIERS, TIERS, Target
+from dan.dialect.target import L0_TIERS, PIPES, SPILL_IN_PIPE, SPILL_OUT_PIPE, TIER_INDEX, TIERS, Target
 
 _INF = float("inf")
 
@@ -46,7 +64,13 @@ class LayoutError(ValueError):
 
 @dataclass(frozen=True)
 class DlrOptions:
-    """How DLR chooses eviction victims and aligns placements."""
+    """How DLR chooses eviction victims, places buffers and positions spill nodes.
+
+    The defaults are the settings that measured best (makespan, then traffic) on the
+    public Matmul, FlashAttention and Conv kernels; the layout of the DLR specification
+    (best fit, spill nodes right before the node that needs them, no stall rule) is
+    `SPEC`: best-fit placements, `late` spill nodes, `stall=0`.
+    """
 
     policy: str = "cost"
     """Eviction policy, a key of `POLICIES`: `cost` (L1/UB by reuse distance per unit of
@@ -58,6 +82,31 @@ class DlrOptions:
     """Weight of a spill's transfer cycles (SPILL_OUT plus SPILL_IN) in the `cost` score."""
     alignment: int = 1
     """Every offset is a multiple of it; sizes are rounded up to it for placement."""
+    placement: str = "fit-oldest"
+    """How an L1 placement picks among the free windows that fit, a name in
+    `PLACEMENTS`. `fit-oldest` keeps best fit's leftover and only breaks its ties
+    (equal leftover, either end of a segment) towards addresses released longest ago,
+    so a load rarely waits for the release just before it."""
+    ub_placement: str = "best-fit"
+    """The same for UB (on FlashAttention every other rule measured more traffic)."""
+    l0_placement: str = "timed"
+    """The same for the L0 tiers. `timed` alternates buffers between free slots
+    (ping-pong) exactly when the slot released last would delay the placement."""
+    reload: str = "gap"
+    """Where a SPILL_IN goes, a name in `RELOADS`."""
+    spill_out: str = "gap"
+    """Where an eviction's SPILL_OUT goes, a name in `RELOADS`."""
+    early_window: int = 0
+    """`early` spill nodes move back at most this many output positions (0: no limit)."""
+    stall: float = 0.1
+    """`cost` policy: a window whose victims' release (or whose free space's last
+    release) would finish after the placement's earliest start otherwise (for a
+    reload: its SPILL_OUT's finish and its pipe; for an ALLOC: its edges and its first
+    user's pipe) scores `1 + stall` times worse; `inf`: such a window is taken only
+    when every window is one; 0: timing plays no part in eviction."""
+    tie_break: str = "index"
+    """`lru` and `belady` victims of equal rank: lowest buffer index (`index`) or least
+    recently touched first (`lru`)."""
 
 
 class FreeSegments:
@@ -110,6 +159,38 @@ class FreeSegments:
         self._add(start, end)
 
 
+class FreeSince:
+    """Per address of one tier, the value it was given at its latest release.
+
+    The scan keeps two: the output index from which an address is free, and the finish
+    of its last occupant's release. Runs of addresses as two parallel sorted lists: run
+    k covers `[starts[k], starts[k + 1])` with value `values[k]`. Only addresses that
+    are free now carry a meaningful value (an occupied range is overwritten when it is
+    released). Initially every address has value 0 (free from the start, never used).
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.starts: list[int] = [0]
+        self.values: list[int] = [0]
+
+    def set(self, start: int, end: int, value: int) -> None:
+        """`[start, end)` (non-empty, inside the tier) was released with `value`."""
+        starts, values = self.starts, self.values
+        i = bisect_left(starts, start)
+        j = bisect_left(starts, end)
+        if end < self.capacity and (j == len(starts) or starts[j] != end):
+            starts.insert(j, end)
+            values.insert(j, values[j - 1])
+        starts[i:j] = [start]
+        values[i:j] = [value]
+
+    def latest(self, start: int, end: int) -> int:
+        """The largest value over `[start, end)` (non-empty)."""
+        starts = self.starts
+        return max(self.values[bisect_right(starts, start) - 1 : bisect_left(starts, end)])
+
+
 Evict = Callable[["_Scan", int, int, frozenset[int], int], "int | None"]
 """`evict(scan, tier, buffer, protected, position)`: place a buffer that fits no free
 segment by spilling unprotected residents of its tier; its offset, or None (nothing
@@ -124,41 +205,67 @@ def _evict_cheapest_window(scan: _Scan, t: int, b: int, protected: frozenset[int
     is `reuse_distance / spill_cost` generalised to several victims: the smallest reuse
     distance among its live victims over their total weighted spill cost (on L0 tiers
     every spill costs 1, so one victim means the farthest next use). A dead victim
-    counts as infinitely far, so a window of dead victims only comes first. Ties: lower
-    total cost, victims last touched longer ago, shorter window, lower offset.
+    counts as infinitely far, so a window of dead victims only comes first. With
+    `stall`, a window that would hold the placement up (a victim's SPILL_OUT, or the
+    last release of its free space, finishing after `scan.base`) has its score times
+    `1 + stall` (`inf`: comes after every window that does not). Ties: lower total
+    cost, victims last touched longer ago, shorter window, lower offset.
     """
     blocks = scan.tier_blocks(t)
     fp = scan.footprint[b]
     victims = _victims(scan, blocks, t, protected, i)
-    best: tuple[tuple[float, float, int, int, int], int, int] | None = None
+    stall = scan.options.stall
+    hard = stall == _INF
+    factor = 1.0 if hard else 1.0 + stall
+    base = scan.base
+    released_at = scan.released[t]
+    best: tuple[tuple[int, float, float, int, int, int], int, int] | None = None
+    head: tuple[int, float, float] | None = None
+    lead = (0, 0.0, 0.0)
     count = len(blocks)
     for left in range(count):
         start = blocks[left][0]
         limit = start + fp
         live_cost = dead_cost = 0.0
         reuse = _INF
-        touched, right = -1, left
+        late, touched, right = base, -1, left
         while right < count and blocks[right][0] < limit:
             victim = victims[right]
             if victim is None:
                 if blocks[right][2] >= 0:
                     break  # a protected buffer
+                if stall and late <= base:
+                    end = blocks[right][1]
+                    r = released_at.latest(blocks[right][0], end if end < limit else limit)
+                    if r > late:
+                        late = r
             else:
-                live, dead, next_need, last_touch = victim
+                live, dead, next_need, last_touch, released = victim
                 live_cost += live
                 dead_cost += dead
                 if next_need < reuse:
                     reuse = next_need
                 if last_touch > touched:
                     touched = last_touch
-                if best is not None and (live_cost / reuse if live_cost else 0.0, live_cost + dead_cost) > best[0][:2]:
-                    break  # adding blocks never lowers these, so this window cannot win
+                if released > late:
+                    late = released
+            score = live_cost / reuse if live_cost else 0.0
+            flag = 0
+            if stall and late > base:
+                if hard:
+                    flag = 1
+                else:
+                    score *= factor
+            lead = (flag, score, live_cost + dead_cost)
+            if head is not None and lead > head:
+                break  # adding blocks never lowers these, so this window cannot win
             right += 1
         if right == left or blocks[right - 1][1] < limit:
             continue  # too short, or pruned
-        key = (live_cost / reuse if live_cost else 0.0, live_cost + dead_cost, touched, blocks[right - 1][1] - start, start)
+        key = (*lead, touched, blocks[right - 1][1] - start, start)
         if best is None or key < best[0]:
             best = (key, left, right)
+            head = lead
     if best is None:
         return None
     _, left, right = best
@@ -173,22 +280,24 @@ def _evict_cheapest_window(scan: _Scan, t: int, b: int, protected: frozenset[int
 
 def _victims(
     scan: _Scan, blocks: list[tuple[int, int, int]], t: int, protected: frozenset[int], i: int
-) -> list[tuple[float, float, float, int] | None]:
-    """Per block: (live cost, dead cost, reuse distance, last touch) of evicting its
-    buffer at position i; None for free space and protected buffers."""
+) -> list[tuple[float, float, float, int, int] | None]:
+    """Per block: (live cost, dead cost, reuse distance, last touch, release finish) of
+    evicting its buffer at position i; None for free space and protected buffers."""
     unit = t in L0_TIERS
     needs, next_index, last_touch, spill_cost = scan.needs, scan.next_need_index, scan.last_touch, scan.spill_cost
-    out: list[tuple[float, float, float, int] | None] = []
+    stall = scan.options.stall
+    out: list[tuple[float, float, float, int, int] | None] = []
     for _, _, c in blocks:
         if c < 0 or c in protected:
             out.append(None)
             continue
         cost = 1.0 if unit else spill_cost[c]
         k = next_index[c]
+        released = scan.release_time(c) if stall else 0
         if k == len(needs[c]) - 1:
-            out.append((0.0, cost, _INF, last_touch[c]))
+            out.append((0.0, cost, _INF, last_touch[c], released))
         else:
-            out.append((cost, 0.0, float(needs[c][k] - i), last_touch[c]))
+            out.append((cost, 0.0, float(needs[c][k] - i), last_touch[c], released))
     return out
 
 
@@ -207,18 +316,20 @@ def _lru_rank(scan: _Scan, c: int, i: int) -> float:
 
 
 def _ranked_eviction(rank: Rank) -> Evict:
-    """Evict in rank order (ties: lowest buffer index) until a segment fits, then undo
-    the evictions that the chosen placement does not overlap."""
+    """Evict in rank order (ties by `DlrOptions.tie_break`, then lowest buffer index)
+    until a window fits, then undo the evictions the chosen placement does not overlap."""
 
     def evict(scan: _Scan, t: int, b: int, protected: frozenset[int], i: int) -> int | None:
         segments, fp = scan.free_segments[t], scan.footprint[b]
-        ranked = sorted((-rank(scan, c, i), c) for c in scan.residents[t] if c not in protected)
+        lru = scan.options.tie_break == "lru"
+        last_touch = scan.last_touch
+        ranked = sorted((-rank(scan, c, i), last_touch[c] if lru else 0, c) for c in scan.residents[t] if c not in protected)
         victims: list[int] = []
         offset = None
-        for _, c in ranked:
+        for _, _, c in ranked:
             segments.give(scan.offset[c], scan.footprint[c])
             victims.append(c)
-            offset = segments.best_fit(fp)
+            offset = scan.fit(t, fp)
             if offset is not None:
                 break
         if offset is not None:
@@ -241,6 +352,29 @@ POLICIES: dict[str, Evict] = {
 }
 """Eviction policies by name (`DlrOptions.policy`)."""
 
+PLACEMENTS = ("best-fit", "fit-oldest", "oldest", "timed", "fit-timed")
+"""`best-fit`: smallest leftover, lowest offset on ties. `oldest`: the window whose
+addresses have been free since the earliest output position (last occupants released
+earliest, or never used), then best fit. `fit-oldest`: best fit, ties to the oldest.
+`timed`: the window whose last occupants' releases finish earliest (its reuse edges),
+counting every finish before the placement's earliest start as equal, then best fit.
+`fit-timed`: best fit, ties by that time. Candidate windows are flush with either
+end of a fitting free segment."""
+RELOADS = ("late", "early", "gap")
+"""`late`: right before the node that needs the reload (SPILL_IN) or evicts (SPILL_OUT).
+`early`: at the earliest position it may take (SPILL_IN: after its SPILL_OUT, once its
+new range is free for good; SPILL_OUT: right after the victim's last touch), at most
+`early_window` positions back. `gap`: into the earliest idle gap of its pipe, in the
+already emitted part, that it fits without delaying the next node of that pipe,
+within the positions `early` may take; `late` when no gap fits."""
+TIE_BREAKS = ("index", "lru")
+
+SPEC = DlrOptions(
+    placement="best-fit", ub_placement="best-fit", l0_placement="best-fit", reload="late", spill_out="late", stall=0.0
+)
+"""The layout of the DLR specification: best fit, every spill node right before the
+node that needs it, eviction by reuse and cost alone (any policy may be set on it)."""
+
 
 def dlr(graph: KernelGraph, order: list[int], target: Target, options: DlrOptions = DlrOptions()) -> Plan:
     """Lay out `order` (original node indices, topological) on `target`, spilling as needed.
@@ -255,6 +389,20 @@ def dlr(graph: KernelGraph, order: list[int], target: Target, options: DlrOption
         raise ValueError(f"DLR alignment must be a positive integer, got {options.alignment}")
     if not (options.l_byte >= 0 and options.l_cyc >= 0):
         raise ValueError(f"DLR cost weights must be non-negative, got l_byte={options.l_byte}, l_cyc={options.l_cyc}")
+    for name, value, choices in (
+        ("placement", options.placement, PLACEMENTS),
+        ("ub_placement", options.ub_placement, PLACEMENTS),
+        ("l0_placement", options.l0_placement, PLACEMENTS),
+        ("reload", options.reload, RELOADS),
+        ("spill_out", options.spill_out, RELOADS),
+        ("tie_break", options.tie_break, TIE_BREAKS),
+    ):
+        if value not in choices:
+            raise ValueError(f"unknown DLR {name} '{value}' (valid: {', '.join(choices)})")
+    if options.early_window < 0:
+        raise ValueError(f"DLR early_window must be >= 0, got {options.early_window}")
+    if not options.stall >= 0:
+        raise ValueError(f"DLR stall must be non-negative, got {options.stall}")
     _check_order(graph, order)
     scan = _Scan(graph, order, target, options)
     _check_fits(graph, order, target, scan.footprint, options.alignment)
@@ -295,16 +443,65 @@ def _check_fits(graph: KernelGraph, order: list[int], target: Target, footprint:
                 )
 
 
+class _Gaps:
+    """Idle gaps of one pipe in the emitted part: gap k is `[start[k], end[k])`, right
+    before the node at output index `at[k]`. Ends and indices increase with k."""
+
+    def __init__(self) -> None:
+        self.start: list[int] = []
+        self.end: list[int] = []
+        self.at: list[int] = []
+
+    def add(self, start: int, end: int, at: int) -> None:
+        self.start.append(start)
+        self.end.append(end)
+        self.at.append(at)
+
+    def take(self, ready: int, cycles: int, min_at: int) -> tuple[int, int] | None:
+        """(output index, start) of the earliest gap at index >= min_at that fits a node
+        ready at `ready` taking `cycles`; the gap shrinks to what follows the node."""
+        start, end, at = self.start, self.end, self.at
+        k = max(bisect_left(end, ready + cycles), bisect_left(at, min_at))
+        for k in range(k, min(k + _GAP_SCAN, len(end))):
+            s = start[k] if start[k] > ready else ready
+            if s + cycles <= end[k]:
+                start[k] = s + cycles
+                return at[k], s
+        return None
+
+
+_GAP_SCAN = 64
+"""Gaps tried per spill node in `gap` mode."""
+
+
 class _Scan:
-    """The state of one DLR scan; `run` walks the order once."""
+    """The state of one DLR scan; `run` walks the order once.
+
+    Output indices: `out` only grows by appending; a node *inserted* at index j goes
+    right before `out[j]` (after the nodes inserted there before it), which is how
+    early SPILL_INs and SPILL_OUTs enter the already emitted part. The *from index* of
+    an emitted node is the smallest index at which a node inserted later lands after
+    it: `r + 1` for `out[r]`, `j` for a node inserted at j.
+
+    Timing: every emitted node is timed as the replay times it (MODEL.md, in-order
+    pipes, graph, spill and address-reuse edges), from what was emitted before it.
+    A node inserted into a gap of its pipe changes no other node's times, so with
+    `late` and `gap` spill nodes the times are exact; `early` ones make them estimates.
+    """
 
     def __init__(self, graph: KernelGraph, order: list[int], target: Target, options: DlrOptions) -> None:
-        self.graph, self.order = graph, order
+        self.graph, self.order, self.options = graph, order, options
         self.evict = POLICIES[options.policy]
-        a = options.alignment
+        self.placement = [
+            options.l0_placement if t in L0_TIERS else options.ub_placement if t == TIER_INDEX["UB"] else options.placement
+            for t in range(len(TIERS))
+        ]
+        self.alignment = a = options.alignment
         nbuf = len(graph.buf_ids)
         self.footprint = [-(-s // a) * a for s in graph.buf_size]
         self.spill_cost = [_spill_cost(graph, target, options, b) for b in range(nbuf)]
+        self.in_cycles = [target.spill_cycles(s) for s in graph.buf_size]
+        self.out_cycles = [0 if graph.buf_clean[b] else self.in_cycles[b] for b in range(nbuf)]
         self.needs: list[list[int]] = [[] for _ in range(nbuf)]
         """Positions needing each buffer resident (its operations and its FREE)."""
         for i, v in enumerate(order):
@@ -314,15 +511,35 @@ class _Scan:
         self.next_need_index = [0] * nbuf
         self.last_touch = [0] * nbuf
         """Position of the latest placement of or operation on each buffer."""
+        self.touch_from = [0] * nbuf
+        """From index (output) of the latest placement of or operation on each buffer."""
+        self.touch_finish = [0] * nbuf
+        """Latest finish among the nodes that touched each buffer."""
         self.offset = [-1] * nbuf
         """Offset of each resident buffer, -1 for the others."""
         self.alloc_offset = [0] * nbuf
         self.pending = [-1] * nbuf
         """Index of the spill awaiting each buffer's reload, -1 when none."""
+        self.placed_in = [-1] * nbuf
+        """The SPILL_IN node of each buffer's current placement, -1 for its ALLOC."""
+        self.out_from = [0] * nbuf
+        """From index of each spilled buffer's pending SPILL_OUT."""
         self.residents: list[dict[int, None]] = [{} for _ in TIERS]
         """Resident buffers with a non-empty footprint, per tier."""
         self.free_segments = [FreeSegments(c) for c in target.capacity]
+        self.free_since = [FreeSince(c) for c in target.capacity]
+        """Per address, the output index from which it is free."""
+        self.released = [FreeSince(c) for c in target.capacity]
+        """Per free address, the finish of its last occupant's release (its reuse edge)."""
+        self.finish = [0] * graph.n
+        """Finish of every emitted node (plan node index)."""
+        self.pipe_free = [0] * len(PIPES)
+        self.gaps = {SPILL_IN_PIPE: _Gaps(), SPILL_OUT_PIPE: _Gaps()}
+        self.base = 0
+        """Earliest start of the placement being chosen, reuse edges aside."""
         self.out: list[int] = []
+        self.inserted: dict[int, list[int]] = {}
+        """Output index -> nodes inserted right before it, in insertion order."""
         self.spills: list[tuple[int, int]] = []
 
     def next_need(self, b: int) -> int:
@@ -339,65 +556,208 @@ class _Scan:
         blocks.sort()
         return blocks
 
+    def fit(self, t: int, fp: int) -> int | None:
+        """Offset of a free window of `fp` units in tier t by its placement rule, or None."""
+        segments = self.free_segments[t]
+        mode = self.placement[t]
+        if mode == "best-fit" or not fp:
+            return segments.best_fit(fp)
+        timed = mode in ("timed", "fit-timed")
+        since = self.released[t] if timed else self.free_since[t]
+        fit_first = mode in ("fit-oldest", "fit-timed")
+        base, a = self.base, self.alignment
+        by_length = segments.by_length
+        best: tuple[int, int, int] | None = None
+        for k in range(by_length.bisect_left((fp, -1)), len(by_length)):
+            length, start = by_length[k]
+            leftover = length - fp
+            if fit_first and best is not None and leftover > best[0]:
+                break
+            right = (start + length - fp) // a * a
+            for off in (start, right) if right != start else (start,):
+                age = since.latest(off, off + fp)
+                if timed and age < base:
+                    age = base
+                key = (leftover, age, off) if fit_first else (age, leftover, off)
+                if best is None or key < best:
+                    best = key
+        return None if best is None else best[2]
+
+    def release_time(self, c: int) -> int:
+        """Finish of SPILL_OUT(c) if emitted now at the end."""
+        f = self.touch_finish[c]
+        p = self.pipe_free[SPILL_OUT_PIPE]
+        return (f if f > p else p) + self.out_cycles[c]
+
+    def _append_timed(self, v: int, pipe: int, ready: int, cycles: int) -> int:
+        """Append node v ready at `ready`; its finish."""
+        if pipe >= 0:
+            free = self.pipe_free[pipe]
+            if ready > free:
+                if pipe in self.gaps:
+                    self.gaps[pipe].add(free, ready, len(self.out))
+            else:
+                ready = free
+            self.pipe_free[pipe] = ready + cycles
+        self.out.append(v)
+        return ready + cycles
+
+    def _emit_spill(self, v: int, pipe: int, ready: int, cycles: int, min_at: int, mode: str) -> tuple[int, int]:
+        """Emit spill node v by `mode` no earlier than output index `min_at`;
+        (from index, finish)."""
+        out = self.out
+        if mode == "gap":
+            slot = self.gaps[pipe].take(ready, cycles, min_at)
+            if slot is not None:
+                at, start = slot
+                self.inserted.setdefault(at, []).append(v)
+                return at, start + cycles
+        elif mode == "early":
+            window = self.options.early_window
+            at = max(min_at, len(out) - window) if window else min_at
+            if at < len(out):
+                self.inserted.setdefault(at, []).append(v)
+                return at, ready + cycles  # an estimate: the pipe queue is not modelled
+        f = self._append_timed(v, pipe, ready, cycles)
+        return len(out), f
+
     def run(self) -> Plan:
-        kinds, node_bufs, offset = self.graph.kinds, self.graph.node_bufs, self.offset
-        next_need_index, last_touch = self.next_need_index, self.last_touch
+        graph = self.graph
+        kinds, node_bufs, preds, pipes, cycles = graph.kinds, graph.node_bufs, graph.preds, graph.pipes, graph.cycles
+        offset, finish, placed_in = self.offset, self.finish, self.placed_in
+        next_need_index, last_touch, touch_from, touch_finish = (
+            self.next_need_index, self.last_touch, self.touch_from, self.touch_finish
+        )
+        out = self.out
         for i, v in enumerate(self.order):
             bufs = node_bufs[v] if len(node_bufs[v]) < 2 else tuple(dict.fromkeys(node_bufs[v]))
-            if kinds[v] == ALLOC:
-                self._allocate(bufs[0], i)
-            else:
-                for b in bufs:
-                    if offset[b] < 0:
-                        self._reload(bufs, i)
-                        break
-                for b in bufs:
-                    next_need_index[b] += 1
-                    last_touch[b] = i
-                if kinds[v] == FREE:
-                    self._release(bufs[0])
-            self.out.append(v)
-        return Plan(self.out, self.alloc_offset, self.spills)
+            ready = 0
+            for u in preds[v]:
+                if finish[u] > ready:
+                    ready = finish[u]
+            kind = kinds[v]
+            if kind == ALLOC:
+                b = bufs[0]
+                ready = self._allocate(b, i, ready)
+                f = finish[v] = self._append_timed(v, pipes[v], ready, cycles[v])
+                if f > touch_finish[b]:
+                    touch_finish[b] = f
+                continue
+            for b in bufs:
+                if offset[b] < 0:
+                    self._reload(bufs, i)
+                    break
+            for b in bufs:
+                s = placed_in[b]
+                if s >= 0 and finish[s] > ready:
+                    ready = finish[s]
+            f = finish[v] = self._append_timed(v, pipes[v], ready, cycles[v])
+            at = len(out)
+            for b in bufs:
+                next_need_index[b] += 1
+                last_touch[b] = i
+                touch_from[b] = at
+                if kind != FREE and f > touch_finish[b]:
+                    touch_finish[b] = f
+            if kind == FREE:
+                self._release(bufs[0], at, f)
+        if not self.inserted:
+            return Plan(out, self.alloc_offset, self.spills)
+        order: list[int] = []
+        for r, v in enumerate(out):
+            if r in self.inserted:
+                order.extend(self.inserted[r])
+            order.append(v)
+        return Plan(order, self.alloc_offset, self.spills)
 
-    def _allocate(self, b: int, i: int) -> None:
-        off = self._place(self.graph.buf_tier[b], [b], frozenset((b,)), i)[0][1] if self.footprint[b] else 0
+    def _allocate(self, b: int, i: int, ready: int) -> int:
+        """Place b for its ALLOC at position i, ready at `ready` by its edges; the ALLOC's
+        ready time with its address-reuse edges."""
+        fp = self.footprint[b]
+        off = 0
+        if fp:
+            t = self.graph.buf_tier[b]
+            base = ready
+            first = self.needs[b][0] if self.needs[b] else -1
+            if first >= 0:
+                pipe = self.graph.pipes[self.order[first]]
+                if pipe >= 0 and self.pipe_free[pipe] > base:
+                    base = self.pipe_free[pipe]
+            self.base = base
+            off = self._place(t, [b], frozenset((b,)), i)[0][1]
+            reuse = self.released[t].latest(off, off + fp)
+            if reuse > ready:
+                ready = reuse
         self.alloc_offset[b] = off
-        self._make_resident(b, off, i)
+        self._make_resident(b, off, i, len(self.out) + 1)
+        self.placed_in[b] = -1
+        return ready
 
     def _reload(self, bufs: tuple[int, ...], i: int) -> None:
         """Emit the SPILL_INs that make every buffer of the node at position i resident."""
         tier = self.graph.buf_tier
         missing = [b for b in bufs if self.offset[b] < 0]
         protected = frozenset(bufs)
+        n = self.graph.n
         for t in dict.fromkeys(tier[b] for b in missing):
             for b, off in self._place(t, [b for b in missing if tier[b] == t], protected, i):
                 k = self.pending[b]
                 self.pending[b] = -1
                 self.spills[k] = (b, off)
-                self.out.append(self.graph.n + 2 * k + 1)
-                self._make_resident(b, off, i)
+                fp = self.footprint[b]
+                ready = self.finish[n + 2 * k]
+                min_at = self.out_from[b]
+                if fp:
+                    reuse = self.released[t].latest(off, off + fp)
+                    if reuse > ready:
+                        ready = reuse
+                    since = self.free_since[t].latest(off, off + fp)
+                    if since > min_at:
+                        min_at = since
+                at, f = self._emit_spill(n + 2 * k + 1, SPILL_IN_PIPE, ready, self.in_cycles[b], min_at, self.options.reload)
+                self.finish[n + 2 * k + 1] = f
+                if f > self.touch_finish[b]:
+                    self.touch_finish[b] = f
+                self.placed_in[b] = n + 2 * k + 1
+                self._make_resident(b, off, i, at)
 
-    def _make_resident(self, b: int, off: int, i: int) -> None:
+    def _make_resident(self, b: int, off: int, i: int, since: int) -> None:
         self.offset[b] = off
         self.last_touch[b] = i
+        self.touch_from[b] = since
         if self.footprint[b]:
             self.residents[self.graph.buf_tier[b]][b] = None
 
-    def _release(self, b: int) -> None:
-        if self.footprint[b]:
-            t = self.graph.buf_tier[b]
-            self.free_segments[t].give(self.offset[b], self.footprint[b])
+    def _release(self, b: int, since: int, finish: int) -> None:
+        """b's FREE was emitted (from index `since`, finishing at `finish`)."""
+        fp = self.footprint[b]
+        if fp:
+            t, off = self.graph.buf_tier[b], self.offset[b]
+            self.free_segments[t].give(off, fp)
+            self.free_since[t].set(off, off + fp, since)
+            self.released[t].set(off, off + fp, finish)
             del self.residents[t][b]
         self.offset[b] = -1
 
     def spill_out(self, b: int) -> None:
-        """Emit SPILL_OUT(b) now; the caller has already given b's range back."""
+        """Emit SPILL_OUT(b) by `options.spill_out`; the caller has already given b's
+        range back. b is untouched from its last touch on, so any output index from
+        there is allowed."""
         k = len(self.spills)
         self.spills.append((b, -1))
         self.pending[b] = k
+        n = self.graph.n
+        self.finish += (0, 0)
+        since, f = self._emit_spill(
+            n + 2 * k, SPILL_OUT_PIPE, self.touch_finish[b], self.out_cycles[b], self.touch_from[b], self.options.spill_out
+        )
+        self.finish[n + 2 * k] = f
+        self.out_from[b] = since
+        t, off, fp = self.graph.buf_tier[b], self.offset[b], self.footprint[b]
+        self.free_since[t].set(off, off + fp, since)
+        self.released[t].set(off, off + fp, f)
         self.offset[b] = -1
-        del self.residents[self.graph.buf_tier[b]][b]
-        self.out.append(self.graph.n + 2 * k)
+        del self.residents[t][b]
 
     def _place(self, t: int, needed: list[int], protected: frozenset[int], i: int) -> list[tuple[int, int]]:
         """`(buffer, offset)` for the non-resident `needed` buffers of tier t, largest first.
@@ -407,7 +767,12 @@ class _Scan:
         placed: list[tuple[int, int]] = []
         segments = self.free_segments[t]
         for b in sorted(needed, key=lambda b: (-self.footprint[b], b)):
-            off = segments.best_fit(self.footprint[b])
+            k = self.pending[b]
+            if k >= 0:
+                free = self.pipe_free[SPILL_IN_PIPE]
+                out_finish = self.finish[self.graph.n + 2 * k]
+                self.base = out_finish if out_finish > free else free
+            off = self.fit(t, self.footprint[b])
             if off is not None:
                 segments.take(off, self.footprint[b])
             else:

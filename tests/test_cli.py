@@ -133,3 +133,81 @@ def test_failed_output_leaves_no_file(tmp_path: Path) -> None:
     out = tmp_path / "o.mlir"
     p = cli("dan-opt", str(EXAMPLE), "-p", "nosuchpass", "-o", str(out))
     assert p.returncode == 1 and not out.exists()
+
+
+def test_output_through_symlink_and_to_devices(tmp_path: Path) -> None:
+    real = tmp_path / "real.mlir"
+    real.write_text("old")
+    (tmp_path / "link.mlir").symlink_to(real)
+    assert cli("dan-opt", str(EXAMPLE), "-o", str(tmp_path / "link.mlir")).returncode == 0
+    assert (tmp_path / "link.mlir").is_symlink() and "dan.kernel" in real.read_text()
+    assert cli("dan-opt", str(EXAMPLE), "-o", os.devnull).returncode == 0
+    assert not Path(os.devnull).is_file()
+
+
+def test_graph_listed_out_of_order_starts_from_a_legal_order(tmp_path: Path) -> None:
+    rev = tmp_path / "rev.json"
+    rev.write_text(json.dumps({
+        "Nodes": [{"Id": 0, "Op": "FREE", "BufId": 0, "Size": 8, "Type": "UB"},
+                  {"Id": 1, "Op": "COPY_IN", "Pipe": "MTE2", "Cycles": 3, "Bufs": [0]},
+                  {"Id": 2, "Op": "ALLOC", "BufId": 0, "Size": 8, "Type": "UB"}],
+        "Edges": [[2, 1], [1, 0]],
+    }))
+    assert cli("dan-replay", str(rev)).returncode == 0
+    out = tmp_path / "out"
+    out.mkdir()
+    assert cli("dan-export", "--output-dir", str(out), str(rev)).returncode == 0
+    assert (out / "rev_schedule.txt").read_text() == "2\n1\n0\n"
+
+
+def test_export_refuses_a_kernel_name_holding_a_path(tmp_path: Path) -> None:
+    k = tmp_path / "k.mlir"
+    k.write_text('dan.kernel @"../evil" {\n  %b, %t = dan.alloc {id = 0, buf = 0} : !dan.buf<UB, 8>\n'
+                 '  %f = dan.free %b after(%t) {id = 1}\n}\n')
+    assert_one_line_error(cli("dan-export", "--output-dir", str(tmp_path), str(k)), "dan-export",
+                          "kernel name '../evil' cannot name a file")
+
+
+def test_export_without_layout_removes_stale_layout_files(tmp_path: Path) -> None:
+    (tmp_path / "matmul_4x4x4_memory.txt").write_text("0:0\n")
+    (tmp_path / "matmul_4x4x4_spill.txt").write_text("")
+    p = cli("dan-export", "--output-dir", str(tmp_path), str(EXAMPLE))
+    assert p.returncode == 0 and "removed" in p.stderr
+    assert sorted(q.name for q in tmp_path.iterdir()) == ["matmul_4x4x4_schedule.txt"]
+
+
+BAD_TARGETS = [
+    ({"capacity": {"L1": 1, "UB": 1, "L0A": 1, "L0B": 1, "L0C": True}}, "capacities must be integers from 1 to 2^62"),
+    ({"capacity": {"L1": 1, "UB": 1, "L0A": 1, "L0B": 1, "L0C": 1}, "peak_tiers": [["L1"]]}, "'peak_tiers' must list distinct tiers"),
+    ({"capacity": {"L1": 1, "UB": 1, "L0A": 1, "L0B": 1, "L0C": 1}, "spill_units_per_cycle": 1e-320}, "'spill_units_per_cycle' must be a number"),
+]
+
+
+@pytest.mark.parametrize(("data", "message"), BAD_TARGETS)
+def test_bad_target_file_one_line_error(tmp_path: Path, data: dict, message: str) -> None:
+    t = tmp_path / "t.json"
+    t.write_text(json.dumps(data))
+    assert_one_line_error(cli("dan-opt", str(EXAMPLE), "--target", str(t)), "dan-opt", message)
+
+
+def test_dan_ops_outside_a_kernel_are_refused(tmp_path: Path) -> None:
+    f = tmp_path / "f.mlir"
+    f.write_text('func.func @f() {\n  %b, %t = dan.alloc {id = 0, buf = 0} : !dan.buf<UB, 8>\n  func.return\n}\n')
+    assert_one_line_error(cli("dan-opt", str(f)), "dan-opt", "dan.alloc (node 0): must be inside a dan.kernel")
+
+
+def test_deep_and_huge_inputs_are_one_line_errors(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100000)
+    assert_one_line_error(cli("dan-opt", str(deep)), "dan-opt", "nested too deeply")
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({"Nodes": [{"Id": 2**63, "Op": "ALLOC", "BufId": 0, "Size": 8, "Type": "UB"}], "Edges": []}))
+    assert_one_line_error(cli("dan-opt", str(big)), "dan-opt", f"node {2**63}: id {2**63} is out of range (0 to 2^62)")
+
+
+def test_split_input_errors_go_to_stderr_and_block_the_output_file(tmp_path: Path) -> None:
+    src = tmp_path / "s.mlir"
+    src.write_text('dan.kernel @a {\n}\n// -----\ndan.kernel @b {\n  %t = dan.compute "EXP" on MTE2 cycles(1) {id = 0}\n}\n')
+    out = tmp_path / "o.mlir"
+    p = cli("dan-opt", "--split-input-file", str(src), "-o", str(out))
+    assert p.returncode == 1 and "chunk 2:" in p.stderr and not out.exists()

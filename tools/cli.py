@@ -7,13 +7,14 @@ A user error (bad graph, plan, target, IR or pass option) prints
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException, VerifyException
 
-from dan.dialect.graph import GraphError, KernelGraph, Plan
+from dan.dialect.graph import GraphError, KernelGraph, Plan, input_order
 from dan.dialect.target import Target, TargetError
 from dan.lowering.plan_files import PlanError
 
@@ -48,12 +49,21 @@ def run(prog: str, body: Callable[[], int | None]) -> None:
     gc.disable()
     try:
         code = body() or 0
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly
+        sys.stderr.close()
+        os._exit(1)
     except (CliError, *USER_ERRORS) as e:
         print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
         code = 1
+    except RecursionError:
+        print(f"{prog}: error: input nested too deeply", file=sys.stderr)
+        code = 1
     except KeyboardInterrupt:
         code = 130
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os._exit(1)
     sys.exit(code)
 
 
@@ -72,11 +82,14 @@ def load_kernels(path: str, target: Target | None) -> list[tuple[KernelGraph, Pl
 
     if is_graph_file(path):
         graph = read_graph(path)
-        return [(graph, Plan(list(range(graph.n))), target or CONTEST)]
+        return [(graph, Plan(input_order(graph)), target or CONTEST)]
     from dan.dialect.kernel_view import kernels, view_kernel
     from dan.tools.ir_io import parse_module
 
-    module = parse_module(read_text(path), path)
+    text = read_text(path)
+    if not text.strip():
+        raise CliError(f"empty input '{path}'")
+    module = parse_module(text, path)
     views = [view_kernel(k) for k in kernels(module)]
     if not views:
         raise CliError(f"no dan.kernel in '{path}'")

@@ -228,17 +228,22 @@ def main(argv: list[str] | None = None) -> None:
 
         methods = [m for m in args.methods.split(",") if m]
         bad = [m for m in methods if m not in METHODS]
-        if bad:
-            raise CliError(f"unknown method '{bad[0]}' (valid: {', '.join(METHODS)})")
+        if bad or not methods:
+            raise CliError(f"unknown method '{bad[0] if bad else args.methods}' (valid: {', '.join(METHODS)})")
         target = load_target(args.target)
         paths = args.workloads or default_workloads()
         if not paths:
             raise CliError("no workloads given and none found")
-        results: dict[str, dict[str, Run]] = {}
+        if args.out.exists() and not args.out.is_dir():
+            raise CliError(f"--out '{args.out}' is a file, not a directory")
         graphs: dict[str, KernelGraph] = {}
-        for path in paths:
+        for path in paths:  # read every graph first: a bad one fails before any work
             graph = read_graph(path)
+            if graph.name in graphs:
+                raise CliError(f"two workloads are named '{graph.name}'")
             graphs[graph.name] = graph
+        results: dict[str, dict[str, Run]] = {}
+        for graph in graphs.values():
             t0 = time.perf_counter()
             results[graph.name] = {m: run_method(m, graph, target) for m in methods}
             gc.collect()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dan.lowering.atomic import atomic_write_all
 from dan.lowering.graph_files import graph_to_json
-from dan.lowering.plan_files import plan_texts
+from dan.lowering.plan_files import plan_paths, plan_texts
 from dan.tools.cli import CliError, load_kernels, run
 
 FORMATS = ("contest", "graph")
@@ -29,7 +29,12 @@ def main(argv: list[str] | None = None) -> None:
             raise CliError(f"output directory '{out}' does not exist")
         files: dict[Path, str] = {}
         notes = []
+        stale: list[Path] = []
         for graph, plan, _ in load_kernels(args.input, None):
+            if not graph.name or Path(graph.name).name != graph.name or graph.name.startswith("."):
+                raise CliError(f"kernel name '{graph.name}' cannot name a file (it must not hold a path)")
+            if any(p.name.startswith(f"{graph.name}_") or p.name == f"{graph.name}.json" for p in files):
+                raise CliError(f"two kernels are named '{graph.name}'; their files would collide")
             if args.format == "graph":
                 import json
 
@@ -38,7 +43,11 @@ def main(argv: list[str] | None = None) -> None:
             files.update(plan_texts(graph, plan, out))
             if plan.offsets is None:
                 notes.append(f"dan-export: note: kernel {graph.name} has no layout; wrote its schedule only")
+                stale += [p for p in plan_paths(out, graph.name)[1:] if p.exists()]
         atomic_write_all(files)
+        for path in stale:  # a layout from an earlier plan would not fit this schedule
+            path.unlink()
+            notes.append(f"dan-export: note: removed '{path}' of an earlier plan")
         for note in notes:
             print(note, file=sys.stderr)
         for path in files:

@@ -46,6 +46,8 @@ def _check_options(passes: dict, spec: str) -> None:
             if want and (len(values) != 1 or type(values[0]) not in want):
                 shown = ",".join(str(v).lower() if isinstance(v, bool) else str(v) for v in values)
                 raise CliError(f"option '{key}' of pass '{p.name}' expects a {hints[key].__name__}, got '{shown}'")
+            if hints[key] is float and type(values[0]) is int:
+                raise CliError(f"option '{key}' of pass '{p.name}' expects a float: write {values[0]}.0")
 
 
 def load_module(path: str, target_spec: str | None, text: str | None = None) -> ModuleOp:
@@ -55,12 +57,12 @@ def load_module(path: str, target_spec: str | None, text: str | None = None) -> 
 
     target = load_target(target_spec) if target_spec else None
     if is_graph_file(path):
-        from dan.dialect.graph import Plan
+        from dan.dialect.graph import Plan, input_order
         from dan.dialect.target import CONTEST
         from dan.lowering.graph_files import read_graph
 
         graph = read_graph(path)
-        return ModuleOp([build_kernel(graph, Plan(list(range(graph.n))), target or CONTEST)])
+        return ModuleOp([build_kernel(graph, Plan(input_order(graph)), target or CONTEST)])
     module = parse_module(read_text(path) if text is None else text, path)
     if target is not None:
         for kernel in kernels(module):
@@ -105,16 +107,19 @@ def main(argv: list[str] | None = None) -> None:
         failed = False
         if args.split_input_file and not is_graph_file(args.input):
             outs = []
-            for chunk in read_text(args.input).split("// -----"):
+            for i, chunk in enumerate(read_text(args.input).split("// -----")):
                 try:
                     outs.append(process(chunk))
                 except USER_ERRORS as e:
-                    outs.append(f"error: {one_line(e)}\n")
+                    print(f"dan-opt: error: chunk {i + 1}: {one_line(e)}", file=sys.stderr)
+                    outs.append(f"// error: {one_line(e)}\n")
                     failed = True
             text = "// -----\n".join(outs)
         else:
             text = process(None)
-        if args.output:
+        if args.output and args.output != "-":
+            if failed:
+                raise CliError(f"nothing written to '{args.output}': a chunk failed")
             atomic_write(Path(args.output), text)
         else:
             sys.stdout.write(text)
