@@ -38,22 +38,17 @@ slot p adds exactly z on slots `[p, q)` (the chain goes after the chains already
 just before the slot's input node), and the smallest admissible p is one "rightmost
 slot above a limit" query per profile: O((V + E) log V) in all.
 
-`tune(graph, target, options)` runs the whole pipeline (MPAS, optional prefetch, DLR,
-optional CPE) for every candidate setting and keeps the best plan by a lexicographic
-objective over the replay's metrics. Nothing here imports xDSL.
+Nothing here imports xDSL; `dan.passes.tuning` tries prefetch settings per kernel.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
-from dan.dialect.replay import Metrics, order_peaks, replay
+from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph
+from dan.dialect.replay import order_peaks
 from dan.dialect.target import L0_TIERS, PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Target
-from dan.passes.cpe_reorder import CpeOptions, cpe
-from dan.passes.dlr_layout import DlrOptions, dlr
-from dan.passes.mpas_order import POLICIES, MpasOptions, mpas
 
 
 class PrefetchError(ValueError):
@@ -358,107 +353,3 @@ class _Hoister:
             self.inserted[to].append(v)
             slot[v] = to
             self.hoisted[v] = True
-
-
-# -- choosing a pipeline per workload ------------------------------------------------------
-
-METRICS: tuple[str, ...] = ("peak", "traffic", "spills", "makespan")
-"""Names an objective may use: order-only peak over the peak tiers, extra DDR traffic,
-spill count and makespan, all from the replay of the final plan."""
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One pipeline setting: MPAS policy, prefetch options (None: no prefetch), DLR options."""
-
-    policy: str
-    prefetch: PrefetchOptions | None
-    dlr: DlrOptions
-
-
-@dataclass(frozen=True)
-class TuneOptions:
-    """The candidates `tune` tries (every combination) and how it ranks them."""
-
-    policies: tuple[str, ...] = tuple(POLICIES)
-    """MPAS policies."""
-    prefetches: tuple[PrefetchOptions | None, ...] = (None, PrefetchOptions(), PrefetchOptions(capacity_bound=False))
-    """Prefetch settings; None runs DLR on the MPAS order itself."""
-    dlrs: tuple[DlrOptions, ...] = (DlrOptions(),)
-    """DLR settings (eviction policy and cost weights)."""
-    cpe: CpeOptions | None = field(default_factory=CpeOptions)
-    """CPE after DLR; None: no CPE."""
-    objective: tuple[str, ...] = ("peak", "makespan", "traffic")
-    """Metrics compared in order (smaller wins); ties go to the earlier candidate."""
-    peak_budget: int = 0
-    """Peaks at or below this count as equal (0: every peak counts)."""
-
-    def __post_init__(self) -> None:
-        for name in self.objective:
-            if name not in METRICS:
-                raise PrefetchError(f"unknown objective metric '{name}' (metrics: {', '.join(METRICS)})")
-        for policy in self.policies:
-            if policy not in POLICIES:
-                raise PrefetchError(f"unknown MPAS policy '{policy}' (valid: {', '.join(POLICIES)})")
-        if not (self.policies and self.prefetches and self.dlrs):
-            raise PrefetchError("tune needs at least one policy, prefetch setting and DLR setting")
-
-
-@dataclass
-class Trial:
-    """One candidate's replayed metrics."""
-
-    candidate: Candidate
-    peak: int
-    traffic: int
-    spills: int
-    makespan: int
-
-
-@dataclass
-class Tuned:
-    """The best plan `tune` found, its candidate and metrics, and every trial in order."""
-
-    plan: Plan
-    metrics: Metrics
-    best: Candidate
-    trials: list[Trial] = field(default_factory=list)
-
-
-def tune(graph: KernelGraph, target: Target, options: TuneOptions = TuneOptions()) -> Tuned:
-    """Run MPAS -> prefetch -> DLR -> CPE for every candidate; keep the best by
-    `options.objective`. Identical orders are laid out once."""
-    best: tuple[tuple[int, ...], Plan, Metrics, Candidate] | None = None
-    trials: list[Trial] = []
-    done: dict[tuple[tuple[int, ...], DlrOptions], tuple[Plan, Metrics]] = {}
-    for policy in options.policies:
-        base = mpas(graph, target, MpasOptions(policy=policy))
-        for pre in options.prefetches:
-            order = base if pre is None else prefetch(graph, base, target, pre)
-            for dlr_options in options.dlrs:
-                key = (tuple(order), dlr_options)
-                if key not in done:
-                    plan = dlr(graph, order, target, dlr_options)
-                    if options.cpe is not None:
-                        plan = cpe(graph, plan, target, options.cpe)
-                    done[key] = (plan, replay(graph, plan, target))
-                plan, metrics = done[key]
-                candidate = Candidate(policy, pre, dlr_options)
-                trial = Trial(candidate, metrics.peak_l1_ub, metrics.extra_traffic, metrics.spill_count, metrics.makespan)
-                trials.append(trial)
-                rank = _rank(trial, options)
-                if metrics.valid and (best is None or rank < best[0]):
-                    best = (rank, plan, metrics, candidate)
-    if best is None:
-        raise PrefetchError(f"tune: no candidate gave a valid plan for kernel {graph.name}")
-    return Tuned(best[1], best[2], best[3], trials)
-
-
-def _rank(trial: Trial, options: TuneOptions) -> tuple[int, ...]:
-    values = {
-        "peak": max(trial.peak, options.peak_budget),
-        "traffic": trial.traffic,
-        "spills": trial.spills,
-        "makespan": trial.makespan,
-    }
-    return tuple(values[name] for name in options.objective)

@@ -7,17 +7,17 @@ from dataclasses import dataclass
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
 from dan.passes.kernel_rewrite import PlanningPass
-from dan.passes.prefetch_order import TuneOptions, tune
+from dan.passes.tuning import TuneOptions, tune
 
 
 @dataclass(frozen=True)
 class TunePass(PlanningPass):
     """Run mpas (every policy) -> prefetch (off, bounded, unbounded) -> dlr -> cpe and
-    keep the plan that is best by `objective` (see `dan.passes.prefetch_order.tune`)."""
+    keep the plan that is best by `objective` (see `dan.passes.tuning`)."""
 
     name = "tune"
 
-    objective: tuple[str, ...] = ("makespan", "traffic", "peak")
+    objective: tuple[str, ...] = TuneOptions.objective
     """Metrics compared in order, smaller wins: peak, traffic, spills, makespan."""
     peak_budget: int = 0
     """Peaks at or below this count as equal."""

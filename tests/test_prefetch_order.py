@@ -1,7 +1,7 @@
 """The prefetch core (`dan.passes.prefetch_order`): golden orders on tiny kernels for each
 limit (cover, pipe order, peak, capacity, L0 rule), the segment tree against brute force,
 the invariants on seeded random kernels and on the public workloads (checked by the
-replay), determinism, scale, and `tune`."""
+replay), determinism and scale."""
 
 from __future__ import annotations
 
@@ -30,9 +30,7 @@ from dan.passes.prefetch_order import (
     MaxTree,
     PrefetchError,
     PrefetchOptions,
-    TuneOptions,
     prefetch,
-    tune,
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -260,10 +258,6 @@ def test_bad_options_are_diagnosed() -> None:
         PrefetchOptions(pipes=("DMA",))
     with pytest.raises(PrefetchError, match="unknown prefetch tier 'L2'.*L0C"):
         PrefetchOptions(tiers=("L2",))
-    with pytest.raises(PrefetchError, match="unknown objective metric 'energy'"):
-        TuneOptions(objective=("energy",))
-    with pytest.raises(PrefetchError, match="unknown MPAS policy"):
-        TuneOptions(policies=("fastest",))
 
 
 def test_bad_orders_are_diagnosed() -> None:
@@ -313,20 +307,3 @@ def test_scale_ten_matmuls_side_by_side() -> None:
         assert time.perf_counter() - start < 2.0
         metrics = replay(graph, Plan(out), CONTEST)
         assert metrics.valid and metrics.peak_l1_ub <= order_peaks(graph, order, CONTEST)[0]
-
-
-# -- tune ----------------------------------------------------------------------------------------
-
-
-def test_tune_keeps_the_lexicographic_best() -> None:
-    graph = random_kernel(7, ops=60)
-    options = TuneOptions(prefetches=(None, PrefetchOptions(), PrefetchOptions(capacity_bound=False)), cpe=None)
-    tuned = tune(graph, CONTEST, options)
-    assert len(tuned.trials) == 4 * 3
-    assert tuned.metrics.valid and replay(graph, tuned.plan, CONTEST).makespan == tuned.metrics.makespan
-    ranks = [(t.peak, t.makespan, t.traffic) for t in tuned.trials]
-    best = min(ranks)
-    assert (tuned.metrics.peak_l1_ub, tuned.metrics.makespan, tuned.metrics.extra_traffic) == best
-    assert tuned.trials[ranks.index(best)].candidate == tuned.best
-    budget = tune(graph, CONTEST, TuneOptions(objective=("peak", "makespan"), peak_budget=1 << 30, cpe=None))
-    assert budget.metrics.makespan == min(t.makespan for t in budget.trials)

@@ -3,8 +3,8 @@
 Methods: `original`, `hmcos`, `magis`, `eda` (orders; layout and spills by
 `dlr{policy=lru}`, no CPE), `cosma` (its own allocation and replacement), `dan`
 (the paper's pipeline: `mpas`, `dlr{policy=cost}`, `cpe`) and `dan-tune` (the `tune`
-pass: every MPAS policy with and without `prefetch`, then `dlr` and `cpe`, best
-makespan kept). Writes Markdown, CSV and JSON (and PNG plots
+pass: every MPAS policy with and without `prefetch`, then `dlr` and
+`cpe{window=32 passes=4 move-events=true}`, best makespan kept). Writes Markdown, CSV and JSON (and PNG plots
 when matplotlib is installed) to `--out`.
 """
 
@@ -66,11 +66,9 @@ def run_method(method: str, graph: KernelGraph, target: Target) -> Run:
         plan: Plan = _timed(stages, "cosma", lambda: cosma_plan(graph, target))  # type: ignore[assignment]
         return Run(method, replay(graph, plan, target), stages)
     if method == "dan-tune":
-        from dan.passes.tune import TunePass
-        from dan.passes.prefetch_order import TuneOptions, tune
+        from dan.passes.tuning import tune
 
-        options = TuneOptions(objective=TunePass.objective)
-        tuned: Plan = _timed(stages, "tune", lambda: tune(graph, target, options).plan)  # type: ignore[assignment]
+        tuned: Plan = _timed(stages, "tune", lambda: tune(graph, target).plan)  # type: ignore[assignment]
         return Run(method, replay(graph, tuned, target), stages)
     if method == "dan":
         order: list[int] = _timed(stages, "mpas", lambda: mpas(graph, target))  # type: ignore[assignment]

@@ -1,0 +1,125 @@
+"""The DAN pipeline over a small portfolio of settings, best plan kept (`tune`).
+
+Every candidate runs MPAS (a policy) -> prefetch (off or a setting) -> DLR -> CPE, is
+replayed, and ranked by a lexicographic objective over its metrics; the first best
+candidate wins, so the result is deterministic. Identical orders are laid out once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dan.dialect.graph import KernelGraph, Plan
+from dan.dialect.replay import Metrics, replay
+from dan.dialect.target import Target
+from dan.passes.cpe_reorder import CpeOptions, cpe
+from dan.passes.dlr_layout import DlrOptions, dlr
+from dan.passes.mpas_order import POLICIES, MpasOptions, mpas
+from dan.passes.prefetch_order import PrefetchOptions, prefetch
+
+
+class TuneError(ValueError):
+    """Bad tuning options, or no candidate gave a valid plan."""
+
+
+METRICS: tuple[str, ...] = ("peak", "traffic", "spills", "makespan")
+"""Names an objective may use: order-only peak over the peak tiers, extra DDR traffic,
+spill count and makespan, all from the replay of the final plan."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One pipeline setting: MPAS policy, prefetch options (None: no prefetch), DLR options."""
+
+    policy: str
+    prefetch: PrefetchOptions | None
+    dlr: DlrOptions
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """The candidates `tune` tries (every combination) and how it ranks them."""
+
+    policies: tuple[str, ...] = tuple(POLICIES)
+    """MPAS policies."""
+    prefetches: tuple[PrefetchOptions | None, ...] = (None, PrefetchOptions(), PrefetchOptions(capacity_bound=False))
+    """Prefetch settings; None runs DLR on the MPAS order itself."""
+    dlrs: tuple[DlrOptions, ...] = (DlrOptions(),)
+    """DLR settings (eviction policy and cost weights)."""
+    cpe: CpeOptions | None = field(default_factory=lambda: CpeOptions(window=32, passes=4, move_events=True))
+    """CPE after DLR (None: no CPE); by default the wide, event-moving search, which
+    never lets two buffers be live together that were not before."""
+    objective: tuple[str, ...] = ("makespan", "traffic", "peak")
+    """Metrics compared in order (smaller wins); ties go to the earlier candidate."""
+    peak_budget: int = 0
+    """Peaks at or below this count as equal (0: every peak counts)."""
+
+    def __post_init__(self) -> None:
+        for name in self.objective:
+            if name not in METRICS:
+                raise TuneError(f"unknown objective metric '{name}' (metrics: {', '.join(METRICS)})")
+        for policy in self.policies:
+            if policy not in POLICIES:
+                raise TuneError(f"unknown MPAS policy '{policy}' (valid: {', '.join(POLICIES)})")
+        if not (self.policies and self.prefetches and self.dlrs):
+            raise TuneError("tune needs at least one policy, prefetch setting and DLR setting")
+
+
+@dataclass
+class Trial:
+    """One candidate's replayed metrics."""
+
+    candidate: Candidate
+    peak: int
+    traffic: int
+    spills: int
+    makespan: int
+
+
+@dataclass
+class Tuned:
+    """The best plan `tune` found, its candidate and metrics, and every trial in order."""
+
+    plan: Plan
+    metrics: Metrics
+    best: Candidate
+    trials: list[Trial] = field(default_factory=list)
+
+
+def tune(graph: KernelGraph, target: Target, options: TuneOptions = TuneOptions()) -> Tuned:
+    """Run MPAS -> prefetch -> DLR -> CPE for every candidate; keep the best by
+    `options.objective`. Identical orders are laid out once."""
+    best: tuple[tuple[int, ...], Plan, Metrics, Candidate] | None = None
+    trials: list[Trial] = []
+    done: dict[tuple[tuple[int, ...], DlrOptions], tuple[Plan, Metrics]] = {}
+    for policy in options.policies:
+        base = mpas(graph, target, MpasOptions(policy=policy))
+        for pre in options.prefetches:
+            order = base if pre is None else prefetch(graph, base, target, pre)
+            for dlr_options in options.dlrs:
+                key = (tuple(order), dlr_options)
+                if key not in done:
+                    plan = dlr(graph, order, target, dlr_options)
+                    if options.cpe is not None:
+                        plan = cpe(graph, plan, target, options.cpe)
+                    done[key] = (plan, replay(graph, plan, target))
+                plan, metrics = done[key]
+                candidate = Candidate(policy, pre, dlr_options)
+                trial = Trial(candidate, metrics.peak_l1_ub, metrics.extra_traffic, metrics.spill_count, metrics.makespan)
+                trials.append(trial)
+                rank = _rank(trial, options)
+                if metrics.valid and (best is None or rank < best[0]):
+                    best = (rank, plan, metrics, candidate)
+    if best is None:
+        raise TuneError(f"tune: no candidate gave a valid plan for kernel {graph.name}")
+    return Tuned(best[1], best[2], best[3], trials)
+
+
+def _rank(trial: Trial, options: TuneOptions) -> tuple[int, ...]:
+    values = {
+        "peak": max(trial.peak, options.peak_budget),
+        "traffic": trial.traffic,
+        "spills": trial.spills,
+        "makespan": trial.makespan,
+    }
+    return tuple(values[name] for name in options.objective)
