@@ -412,15 +412,15 @@ class AllocOp(NodeOp):
         printer.print_attribute(self.buffer.type)
 
 
-class _ReleaseOp(NodeOp):
-    """Shared assembly of `dan.free` and `dan.spill_out`: `%t = dan.free %b after(...) {id = 9}`."""
+class _BufferNodeOp(NodeOp):
+    """Shared structure of `dan.free`, `dan.spill_out` and `dan.spill_in`: a node on one
+    buffer value, written `%b after(...) {id = 9, ...}`."""
 
     source = operand_def(BufType)
+    """The buffer value the node consumes."""
     after = var_operand_def(TokenType)
     done = result_def(TokenType)
-
-    def __init__(self, buffer: SSAValue, node_id: int, deps: Sequence[SSAValue] = ()):
-        super().__init__(operands=[buffer, deps], result_types=[TOKEN], properties={"id": _int(node_id)})
+    """Completion: the last result (xDSL lists a subclass's own results first)."""
 
     @property
     def deps(self) -> Sequence[SSAValue]:
@@ -431,17 +431,30 @@ class _ReleaseOp(NodeOp):
         return self.done
 
     @classmethod
-    def parse(cls, parser: Parser) -> _ReleaseOp:
-        buffer = _parse_buffer_operand(parser)
+    def _parse_parts(cls, parser: Parser) -> tuple[SSAValue, list[SSAValue], dict[str, Attribute], dict[str, Attribute]]:
+        """`%b after(...) {...}`: (source, deps, properties, discardable attributes)."""
+        source = _parse_buffer_operand(parser)
         deps = _parse_after(parser)
         props, attrs = _parse_node_dict(parser, cls.PROP_NAMES)
-        return cls.create(operands=[buffer, *deps], result_types=[TOKEN], properties=props, attributes=attrs)
+        return source, deps, props, attrs
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_ssa_value(self.source)
         _print_after(printer, self.after)
         _print_node_dict(printer, self, self.PROP_NAMES)
+
+
+class _ReleaseOp(_BufferNodeOp):
+    """Shared assembly of `dan.free` and `dan.spill_out`: `%t = dan.free %b after(...) {id = 9}`."""
+
+    def __init__(self, buffer: SSAValue, node_id: int, deps: Sequence[SSAValue] = ()):
+        super().__init__(operands=[buffer, deps], result_types=[TOKEN], properties={"id": _int(node_id)})
+
+    @classmethod
+    def parse(cls, parser: Parser) -> _ReleaseOp:
+        buffer, deps, props, attrs = cls._parse_parts(parser)
+        return cls.create(operands=[buffer, *deps], result_types=[TOKEN], properties=props, attributes=attrs)
 
 
 @irdl_op_definition
@@ -465,24 +478,20 @@ class SpillOutOp(_ReleaseOp):
 
 
 @irdl_op_definition
-class SpillInOp(NodeOp):
+class SpillInOp(_BufferNodeOp):
     """Bring a spilled buffer back: `%b2, %t = dan.spill_in %b after(...) {id = 4161, offset = 256}`.
 
-    `%b` must have been consumed by a `dan.spill_out`; later uses of the buffer use
-    `%b2` (same buffer id and type, new placement). Runs on MTE2.
+    `%b` (`source`) must have been consumed by a `dan.spill_out`; later uses of the
+    buffer use `%b2` (same buffer id and type, new placement). Runs on MTE2.
     """
 
     name = "dan.spill_in"
     KIND: ClassVar[str] = "SPILL_IN"
     PROP_NAMES: ClassVar[tuple[str, ...]] = ("id", "offset")
 
-    source = operand_def(BufType)
-    """The spilled-out value of the buffer."""
-    after = var_operand_def(TokenType)
     offset_attr = prop_def(IntegerAttr[I64], prop_name="offset")
     """The address of the new placement."""
     buffer = result_def(BufType)
-    done = result_def(TokenType)
 
     def __init__(self, source: SSAValue, node_id: int, offset: int, deps: Sequence[SSAValue] = ()):
         super().__init__(
@@ -494,28 +503,12 @@ class SpillInOp(NodeOp):
     def offset(self) -> int:
         return self.offset_attr.value.data
 
-    @property
-    def deps(self) -> Sequence[SSAValue]:
-        return tuple(self.operands)[1:]
-
-    @property
-    def token(self) -> SSAValue:
-        return self.done
-
     @classmethod
     def parse(cls, parser: Parser) -> SpillInOp:
-        source = _parse_buffer_operand(parser)
-        deps = _parse_after(parser)
-        props, attrs = _parse_node_dict(parser, cls.PROP_NAMES)
+        source, deps, props, attrs = cls._parse_parts(parser)
         return cls.create(
             operands=[source, *deps], result_types=[source.type, TOKEN], properties=props, attributes=attrs
         )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.source)
-        _print_after(printer, self.after)
-        _print_node_dict(printer, self, self.PROP_NAMES)
 
     def verify_(self) -> None:
         super().verify_()

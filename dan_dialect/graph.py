@@ -24,6 +24,10 @@ class GraphError(ValueError):
     """A graph that is not a well-formed kernel; the message names the culprit."""
 
 
+class OrderError(ValueError):
+    """A schedule that is not a topological order of a graph's nodes."""
+
+
 @dataclass(frozen=True)
 class NodeRecord:
     """One node as a frontend reads it (ids are the user's)."""
@@ -223,6 +227,21 @@ def input_order(graph: KernelGraph) -> list[int]:
     return topological_order(graph)
 
 
+def check_order(graph: KernelGraph, order: list[int], error: type[ValueError] = OrderError) -> None:
+    """Raise `error` unless `order` lists every original node once and respects every edge."""
+    pos = [-1] * graph.n
+    for i, v in enumerate(order):
+        if not 0 <= v < graph.n or pos[v] != -1:
+            what = "repeated" if 0 <= v < graph.n else "unknown"
+            raise error(f"order position {i}: {what} node index {v}")
+        pos[v] = i
+    if len(order) != graph.n:
+        raise error(f"order has {len(order)} nodes, the graph {graph.n}")
+    for u, v in graph.edges():
+        if pos[u] > pos[v]:
+            raise error(f"order breaks edge {graph.node_ids[u]} -> {graph.node_ids[v]}")
+
+
 def topological_order(graph: KernelGraph) -> list[int]:
     """Kahn's order, smallest index first; raises GraphError naming a node on a cycle."""
     import heapq
@@ -244,6 +263,31 @@ def topological_order(graph: KernelGraph) -> list[int]:
     return order
 
 
+def reverse_post_order(succs: list[list[int]], roots: Iterable[int], seen: list[bool] | None = None) -> list[int]:
+    """Reverse post-order of a depth-first traversal over `succs` from each of `roots`
+    in turn; nodes already `seen` (marked in place) are neither roots nor visited."""
+    if seen is None:
+        seen = [False] * len(succs)
+    post: list[int] = []
+    for s in roots:
+        if seen[s]:
+            continue
+        seen[s] = True
+        stack = [(s, iter(succs[s]))]
+        while stack:
+            x, it = stack[-1]
+            for y in it:
+                if not seen[y]:
+                    seen[y] = True
+                    stack.append((y, iter(succs[y])))
+                    break
+            else:
+                stack.pop()
+                post.append(x)
+    post.reverse()
+    return post
+
+
 def _node_on_cycle(graph: KernelGraph, indeg: list[int]) -> int:
     """Walk predecessors among unsorted nodes until one repeats: it lies on a cycle."""
     v = min(u for u in range(graph.n) if indeg[u] > 0)
@@ -260,14 +304,7 @@ def _check_lifetimes(graph: KernelGraph, topo: list[int]) -> None:
     Bitsets (Python ints) over buffers: `after[v]` holds the buffers whose ALLOC
     reaches v, `before[v]` those whose FREE v reaches.
     """
-    after = [0] * graph.n
-    for v in topo:
-        bits = 0
-        for u in graph.preds[v]:
-            bits |= after[u]
-        if graph.kinds[v] == ALLOC:
-            bits |= 1 << graph.node_bufs[v][0]
-        after[v] = bits
+    after = _reached_by(graph, topo, graph.preds, ALLOC)
     for v in range(graph.n):
         if graph.kinds[v] == OP:
             for b in graph.node_bufs[v]:
@@ -281,14 +318,7 @@ def _check_lifetimes(graph: KernelGraph, topo: list[int]) -> None:
             if not (after[v] >> b) & 1:
                 raise GraphError(f"FREE node {graph.node_ids[v]} of buffer {graph.buf_ids[b]} is not ordered after its ALLOC")
     del after
-    before = [0] * graph.n
-    for v in reversed(topo):
-        bits = 0
-        for u in graph.succs[v]:
-            bits |= before[u]
-        if graph.kinds[v] == FREE:
-            bits |= 1 << graph.node_bufs[v][0]
-        before[v] = bits
+    before = _reached_by(graph, reversed(topo), graph.succs, FREE)
     for v in range(graph.n):
         if graph.kinds[v] == OP:
             for b in graph.node_bufs[v]:
@@ -297,3 +327,17 @@ def _check_lifetimes(graph: KernelGraph, topo: list[int]) -> None:
                         f"node {graph.node_ids[v]} uses buffer {graph.buf_ids[b]} but the edges do not "
                         f"order it before FREE node {graph.node_ids[graph.buf_free[b]]}"
                     )
+
+
+def _reached_by(graph: KernelGraph, order: Iterable[int], links: list[list[int]], kind: int) -> list[int]:
+    """Per node, the bitset of buffers whose `kind` node (ALLOC or FREE) reaches it over
+    `links` (`preds`: from above, `succs`: from below); `order` visits links first."""
+    reach = [0] * graph.n
+    for v in order:
+        bits = 0
+        for u in links[v]:
+            bits |= reach[u]
+        if graph.kinds[v] == kind:
+            bits |= 1 << graph.node_bufs[v][0]
+        reach[v] = bits
+    return reach

@@ -131,15 +131,24 @@ def time_order(order: list[int], preds: list[list[int]], cycles: list[int], pipe
     finish = [0] * len(preds)
     pipe_free = [0] * len(PIPES)
     for v in order:
-        s = 0
-        for u in preds[v]:
-            if finish[u] > s:
-                s = finish[u]
+        s = start_time(v, preds, finish, pipes, pipe_free)
         p = pipes[v]
         if p >= 0:
-            if pipe_free[p] > s:
-                s = pipe_free[p]
             pipe_free[p] = s + cycles[v]
         start[v] = s
         finish[v] = s + cycles[v]
     return start, finish
+
+
+def start_time(v: int, preds: list[list[int]], finish: list[int], pipes: list[int], pipe_free: list[int]) -> int:
+    """`start(v)` by the timing rule (module docstring): once every predecessor has
+    finished and v's pipe is free (`pipe_free[p]`: when its previous node finishes).
+    Claiming the pipe is left to the caller."""
+    s = 0
+    for u in preds[v]:
+        if finish[u] > s:
+            s = finish[u]
+    p = pipes[v]
+    if p >= 0 and pipe_free[p] > s:
+        s = pipe_free[p]
+    return s

@@ -118,7 +118,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
-from dan.dialect.plan_edges import node_cycles, node_pipes, plan_preds
+from dan.dialect.plan_edges import node_cycles, node_pipes, plan_preds, start_time
 from dan.dialect.replay import replay
 from dan.dialect.target import PIPES, Target
 
@@ -488,14 +488,9 @@ class _Timeline:
                 next_at = fronts[-1].at if fronts else n + 1
                 continue
             v = order[i]
-            s = 0
-            for u in preds[v]:
-                if finish[u] > s:
-                    s = finish[u]
+            s = start_time(v, preds, finish, pipes, pf)
             p = pipes[v]
             if p >= 0:
-                if pf[p] > s:
-                    s = pf[p]
                 followed[p] = finish[v]
                 pf[p] = s + cycles[v]
             if s != start[v]:
@@ -532,14 +527,9 @@ class _Timeline:
         undo: list[tuple[int, int, int]] = []
         for i in range(lo, k):
             v = order[i]
-            s = 0
-            for u in preds[v]:
-                if finish[u] > s:
-                    s = finish[u]
+            s = start_time(v, preds, finish, pipes, pf)
             p = pipes[v]
             if p >= 0:
-                if pf[p] > s:
-                    s = pf[p]
                 pf[p] = s + cycles[v]
             if s != start[v]:
                 undo.append((v, start[v], finish[v]))

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 
 from sortedcontainers import SortedDict, SortedList
 
-from dan.dialect.graph import ALLOC, FREE, KernelGraph, Plan
+from dan.dialect.graph import ALLOC, FREE, KernelGraph, Plan, check_order
 from dan.dialect.target import L0_TIERS, PIPES, SPILL_IN_PIPE, SPILL_OUT_PIPE, TIER_INDEX, TIERS, Target
 
 _INF = float("inf")
@@ -380,8 +380,8 @@ def dlr(graph: KernelGraph, order: list[int], target: Target, options: DlrOption
     """Lay out `order` (original node indices, topological) on `target`, spilling as needed.
 
     Raises `LayoutError` when one node needs more of a tier than the tier holds, and
-    `ValueError` for an unknown policy, a bad alignment or weight, or an order that is
-    not a topological order of the graph's nodes.
+    `ValueError` for an unknown policy, a bad alignment or weight, or (`OrderError`) an
+    order that is not a topological order of the graph's nodes.
     """
     if options.policy not in POLICIES:
         raise ValueError(f"unknown DLR policy '{options.policy}' (policies: {', '.join(POLICIES)})")
@@ -403,25 +403,10 @@ def dlr(graph: KernelGraph, order: list[int], target: Target, options: DlrOption
         raise ValueError(f"DLR early_window must be >= 0, got {options.early_window}")
     if not options.stall >= 0:
         raise ValueError(f"DLR stall must be non-negative, got {options.stall}")
-    _check_order(graph, order)
+    check_order(graph, order)
     scan = _Scan(graph, order, target, options)
     _check_fits(graph, order, target, scan.footprint, options.alignment)
     return scan.run()
-
-
-def _check_order(graph: KernelGraph, order: list[int]) -> None:
-    """`order` must list every original node once and respect every edge."""
-    pos = [-1] * graph.n
-    for i, v in enumerate(order):
-        if not 0 <= v < graph.n or pos[v] != -1:
-            what = "repeated" if 0 <= v < graph.n else "unknown"
-            raise ValueError(f"order position {i}: {what} node index {v}")
-        pos[v] = i
-    if len(order) != graph.n:
-        raise ValueError(f"order has {len(order)} nodes, the graph {graph.n}")
-    for u, v in graph.edges():
-        if pos[u] > pos[v]:
-            raise ValueError(f"order breaks edge {graph.node_ids[u]} -> {graph.node_ids[v]}")
 
 
 def _check_fits(graph: KernelGraph, order: list[int], target: Target, footprint: list[int], alignment: int) -> None:

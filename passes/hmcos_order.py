@@ -51,7 +51,7 @@ import random
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 
-from dan.dialect.graph import ALLOC, FREE, KernelGraph
+from dan.dialect.graph import ALLOC, FREE, KernelGraph, reverse_post_order
 from dan.dialect.replay import order_peaks
 from dan.dialect.target import Target
 
@@ -430,7 +430,8 @@ def _join_groups(preds: list[list[int]], succs: list[list[int]]) -> list[list[in
     ipdom, depth = _post_dominators(preds, succs)
     grouped = [False] * nv
     groups: list[list[int]] = []
-    for j in _reverse_post_order(preds, succs):
+    sources = [s for s in range(nv) if not preds[s]]
+    for j in reverse_post_order(succs, sources):
         if grouped[j] or len(preds[j]) < 2:
             continue
         members = {j}
@@ -452,29 +453,6 @@ def _join_groups(preds: list[list[int]], succs: list[list[int]]) -> list[list[in
             grouped[x] = True
         groups.append(sorted(members))
     return groups
-
-
-def _reverse_post_order(preds: list[list[int]], succs: list[list[int]]) -> list[int]:
-    """Reverse post-order of a depth-first traversal from the sources in index order."""
-    seen = [False] * len(succs)
-    post: list[int] = []
-    for s in range(len(succs)):
-        if preds[s] or seen[s]:
-            continue
-        seen[s] = True
-        stack = [(s, iter(succs[s]))]
-        while stack:
-            x, it = stack[-1]
-            for y in it:
-                if not seen[y]:
-                    seen[y] = True
-                    stack.append((y, iter(succs[y])))
-                    break
-            else:
-                stack.pop()
-                post.append(x)
-    post.reverse()
-    return post
 
 
 def _contract(members_of: list[list[int]], seq_preds: list[list[int]], nseq: int

@@ -37,7 +37,7 @@ Where the source is silent or does not fit a kernel graph, this module chooses:
 
 from __future__ import annotations
 
-from dan.dialect.graph import ALLOC, FREE, KernelGraph
+from dan.dialect.graph import ALLOC, FREE, KernelGraph, reverse_post_order
 from dan.dialect.target import Target
 
 
@@ -56,25 +56,8 @@ def _operation_rpo(graph: KernelGraph) -> list[int]:
     n = graph.n
     skip = [_is_root_alloc(graph, v) for v in range(n)]
     succs = [sorted(w for w in graph.succs[v] if not skip[w]) for v in range(n)]
-    seen = skip[:]
-    post: list[int] = []
-    for s in range(n):
-        if seen[s] or not all(skip[u] for u in graph.preds[s]):
-            continue
-        seen[s] = True
-        stack = [(s, iter(succs[s]))]
-        while stack:
-            v, it = stack[-1]
-            for w in it:
-                if not seen[w]:
-                    seen[w] = True
-                    stack.append((w, iter(succs[w])))
-                    break
-            else:
-                stack.pop()
-                post.append(v)
-    post.reverse()
-    return post
+    roots = [s for s in range(n) if not skip[s] and all(skip[u] for u in graph.preds[s])]
+    return reverse_post_order(succs, roots, skip[:])
 
 
 def _allocate_at_use(graph: KernelGraph, rpo: list[int]) -> list[int]:

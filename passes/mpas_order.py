@@ -538,6 +538,19 @@ PASS, FAIL = -1, -2
 """Bucket verdicts; any other verdict is the one ALLOC of the bucket that may pass."""
 
 
+def _need_at(v: int, s: int, needs: list[int], preds: list[list[int]], alloc_slot: list[int]) -> int:
+    """`needs[s][v]` from its predecessors' `needs`: `v` itself when it is a slot-`s`
+    ALLOC, joined with theirs (NONE, one ALLOC index, or MANY)."""
+    x = v if alloc_slot[v] == s else NONE
+    for p in preds[v]:
+        y = needs[p]
+        if y != NONE and y != x:
+            x = y if x == NONE else MANY
+            if x == MANY:
+                break
+    return x
+
+
 class _L0Gate:
     """Admission of L0 ALLOCs under the L0 rule; see the module docstring.
 
@@ -594,14 +607,7 @@ class _L0Gate:
             return needs
         preds, alloc_slot = self.graph.preds, self.alloc_slot
         for v in topo:
-            x = v if alloc_slot[v] == s else NONE
-            for p in preds[v]:
-                y = needs[p]
-                if y != NONE and y != x:
-                    x = y if x == NONE else MANY
-                    if x == MANY:
-                        break
-            needs[v] = x
+            needs[v] = _need_at(v, s, needs, preds, alloc_slot)
         return needs
 
     def _mask(self, a: int) -> int:
@@ -733,13 +739,7 @@ class _L0Gate:
         stack = list(succs[a])
         while stack:
             v = stack.pop()
-            x = v if alloc_slot[v] == s else NONE
-            for p in preds[v]:
-                y = needs[p]
-                if y != NONE and y != x:
-                    x = y if x == NONE else MANY
-                    if x == MANY:
-                        break
+            x = _need_at(v, s, needs, preds, alloc_slot)
             if x != needs[v]:
                 needs[v] = x
                 b = alloc_of[v]

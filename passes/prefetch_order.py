@@ -46,7 +46,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph
+from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, check_order
 from dan.dialect.replay import order_peaks
 from dan.dialect.target import L0_TIERS, PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Target
 
@@ -94,22 +94,8 @@ class PrefetchOptions:
 def prefetch(graph: KernelGraph, order: list[int], target: Target, options: PrefetchOptions = PrefetchOptions()) -> list[int]:
     """`order` with its load chains hoisted (see the module docstring). Raises
     PrefetchError when `order` is not a topological order of the graph's nodes."""
-    _check_order(graph, order)
+    check_order(graph, order, PrefetchError)
     return _Hoister(graph, order, target, options).run()
-
-
-def _check_order(graph: KernelGraph, order: list[int]) -> None:
-    pos = [-1] * graph.n
-    for i, v in enumerate(order):
-        if not 0 <= v < graph.n or pos[v] != -1:
-            what = "repeated" if 0 <= v < graph.n else "unknown"
-            raise PrefetchError(f"order position {i}: {what} node index {v}")
-        pos[v] = i
-    if len(order) != graph.n:
-        raise PrefetchError(f"order has {len(order)} nodes, the graph {graph.n}")
-    for u, v in graph.edges():
-        if pos[u] > pos[v]:
-            raise PrefetchError(f"order breaks edge {graph.node_ids[u]} -> {graph.node_ids[v]}")
 
 
 class MaxTree:
