@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from dan.dialect.target import LIMIT, PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Target
 
-ALLOC, FREE, OP, SPILL_OUT, SPILL_IN = 0, 1, 2, 3, 4
-KIND_NAMES = ("ALLOC", "FREE", "OP", "SPILL_OUT", "SPILL_IN")
+ALLOC, FREE, OP = 0, 1, 2
+"""Node kinds of the graph; spill nodes exist only in plans (indices >= n)."""
 NO_PIPE = -1
 
 
@@ -110,11 +110,6 @@ class Plan:
     order: list[int]
     offsets: list[int] | None = None
     spills: list[tuple[int, int]] = field(default_factory=list)
-
-
-def spill_node_buffer(graph: KernelGraph, plan: Plan, v: int) -> int:
-    """Buffer index of spill node index `v >= n`."""
-    return plan.spills[(v - graph.n) // 2][0]
 
 
 def build_graph(name: str, records: Sequence[NodeRecord], edges: Sequence[tuple[int, int]]) -> KernelGraph:
