@@ -10,6 +10,7 @@ Algorithm cores work on these lists only; nothing here imports xDSL.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -18,6 +19,9 @@ from dan.dialect.target import LIMIT, PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Targ
 ALLOC, FREE, OP = 0, 1, 2
 """Node kinds of the graph; spill nodes exist only in plans (indices >= n)."""
 NO_PIPE = -1
+
+
+_OP_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 
 
 class GraphError(ValueError):
@@ -171,6 +175,8 @@ def build_graph(name: str, records: Sequence[NodeRecord], edges: Sequence[tuple[
             kinds[i] = kind
             node_bufs.append((b,))
         else:
+            if not _OP_NAME.fullmatch(r.op):
+                raise GraphError(f"node {r.id}: op name '{r.op}' must be ASCII letters, digits, '_', '.' or '-'")
             if r.op in ("SPILL_OUT", "SPILL_IN"):
                 raise GraphError(f"node {r.id}: {r.op} belongs to a plan, not to a graph")
             if r.pipe not in PIPE_INDEX:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ def graph_name(path: str | Path) -> str:
 
 def _int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
             return int(value)
         raise GraphError(f"{what}: expected an integer, got {json.dumps(value)}")
     return value
@@ -118,7 +119,7 @@ def read_graph_csv(path: str | Path) -> KernelGraph:
     for i, row in enumerate(rows):
         if len(row) < 2:
             raise GraphError(f"'{edges_path.name}' row {i + 1}: expected src,dst")
-        if i == 0 and not row[0].strip().lstrip("-").isdigit():
+        if i == 0 and not re.fullmatch(r"-?[0-9]+", row[0].strip()):
             continue  # header
         edges.append((_int(row[0].strip(), f"'{edges_path.name}' row {i + 1}"), _int(row[1].strip(), f"'{edges_path.name}' row {i + 1}")))
     return build_graph(name, records, edges)

@@ -7,10 +7,14 @@ spill, in spill order). Spill k has ids `base + 2k` (out) and `base + 2k + 1` (i
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from dan.dialect.graph import KernelGraph, Plan
 from dan.lowering.atomic import atomic_write_all
+
+
+_INT = re.compile(r"-?[0-9]+")
 
 
 class PlanError(ValueError):
@@ -34,7 +38,7 @@ def _pairs(path: Path) -> list[tuple[int, int, int]]:
     out = []
     for i, line in enumerate(_lines(path)):
         parts = line.split(":")
-        if len(parts) != 2 or not all(p.strip().lstrip("-").isdigit() for p in parts):
+        if len(parts) != 2 or not all(_INT.fullmatch(p.strip()) for p in parts):
             raise PlanError(f"'{path.name}' line {i + 1}: expected BufId:Offset, got '{line}'")
         out.append((i + 1, int(parts[0]), int(parts[1])))
     return out
@@ -42,6 +46,8 @@ def _pairs(path: Path) -> list[tuple[int, int, int]]:
 
 def read_plan(graph: KernelGraph, directory: str | Path, name: str | None = None) -> Plan:
     """The plan of `graph` stored in `directory` (the memory and spill files are optional)."""
+    if not Path(directory).is_dir():
+        raise PlanError(f"plan directory '{directory}' does not exist")
     sched_path, mem_path, spill_path = plan_paths(directory, name or graph.name)
     buf_index = {bid: b for b, bid in enumerate(graph.buf_ids)}
 
@@ -71,7 +77,7 @@ def read_plan(graph: KernelGraph, directory: str | Path, name: str | None = None
     limit = 2 * len(spills)
     order = []
     for i, line in enumerate(_lines(sched_path)):
-        if not line.lstrip("-").isdigit():
+        if not _INT.fullmatch(line):
             raise PlanError(f"'{sched_path.name}' line {i + 1}: expected a node id, got '{line}'")
         nid = int(line)
         v = index.get(nid)

@@ -107,7 +107,7 @@ BAD = [
     (("dan-opt", str(EXAMPLE), "-p", "mpas{policy=foo}"), "dan-opt", "unknown mpas policy 'foo' (valid: "),
     (("dan-opt", str(EXAMPLE), "--target", "tpu"), "dan-opt", "unknown target 'tpu' (presets: contest, ascend910b; or a .json file)"),
     (("dan-export", "--format", "xml", str(EXAMPLE)), "dan-export", "unknown format 'xml' (valid: contest, graph)"),
-    (("dan-replay", str(EXAMPLE), "--plan", "nowhere"), "dan-replay", "cannot read 'matmul_4x4x4_schedule.txt'"),
+    (("dan-replay", str(EXAMPLE), "--plan", "nowhere"), "dan-replay", "plan directory 'nowhere' does not exist"),
 ]
 
 

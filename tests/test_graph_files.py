@@ -97,3 +97,10 @@ def test_malformed_json_message() -> None:
 def test_missing_file_message(tmp_path: Path) -> None:
     with pytest.raises(GraphError, match="cannot read .*nope.json.*: No such file or directory"):
         read_graph(tmp_path / "nope.json")
+
+
+def test_op_names_must_be_plain_ascii() -> None:
+    bad = tiny(Nodes=TINY["Nodes"][:2] + [dict(TINY["Nodes"][2], Op="é")] + TINY["Nodes"][3:])
+    with pytest.raises(GraphError) as e:
+        parse_graph_json(json.dumps(bad), "bad")
+    assert str(e.value) == "node 2: op name 'é' must be ASCII letters, digits, '_', '.' or '-'"

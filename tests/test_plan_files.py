@@ -67,3 +67,11 @@ def test_failed_write_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(IndexError):
         write_plan(g, bad, tmp_path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_directory_and_odd_digits(tmp_path: Path) -> None:
+    with pytest.raises(PlanError, match="plan directory '.*nowhere' does not exist"):
+        read_plan(two_buffers(), tmp_path / "nowhere")
+    write(tmp_path, "0\n\u00b2\n")
+    with pytest.raises(PlanError, match="line 2: expected a node id"):
+        read_plan(two_buffers(), tmp_path)
