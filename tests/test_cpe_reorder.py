@@ -10,7 +10,6 @@ rule is never lost.
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -23,9 +22,8 @@ from dan.dialect.target import CONTEST, TIERS, Target
 from dan.lowering.generate import random_kernel
 from dan.passes import cpe_reorder
 from dan.passes.cpe_reorder import CpeError, CpeOptions, cpe, keeps_lifetimes
+from tests.shared_data import CASES, SHARED
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-CASES = ("Matmul_Case0", "FlashAttention_Case0", "Conv_Case0")
 BIG = Target("big", (1 << 30,) * 5)
 
 

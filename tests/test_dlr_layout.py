@@ -14,7 +14,6 @@ import json
 import random
 import re
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -36,9 +35,8 @@ from dan.passes.dlr_layout import (
     _Scan,
     dlr,
 )
+from tests.shared_data import CASES, SHARED
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-CASES = ("Matmul_Case0", "FlashAttention_Case0", "Conv_Case0")
 
 
 def chain(buffers: dict[str, tuple[int, str]], steps: list[str]) -> tuple[KernelGraph, dict[str, int]]:

@@ -34,9 +34,8 @@ from dan.passes.prefetch_order import (
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.shared_data import CASES, SHARED
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-CASES = ("Matmul_Case0", "FlashAttention_Case0", "Conv_Case0")
 
 EVERYTHING = PrefetchOptions(
     lookahead=1 << 30, cover=0.0, pipes=("MTE1", "MTE2", "FIXP", "CUBE", "VECTOR"), tiers=TIERS, keep_pipe_order=False
