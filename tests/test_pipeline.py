@@ -1,5 +1,6 @@
 """The passes chained as users chain them: every plan valid on random graphs, on the
-contest target and on tiers shrunk to the largest single-node need; deterministic."""
+contest target and on tiers shrunk to the largest single-node need; deterministic; and
+the best plans for the real kernels agree with the reference interpreter."""
 
 from __future__ import annotations
 
@@ -7,15 +8,20 @@ from dataclasses import replace
 
 import pytest
 
+from dan.dialect.kernel_view import build_kernel
 from dan.dialect.replay import order_peaks, replay
 from dan.dialect.target import CONTEST
 from dan.lowering.generate import random_kernel
+from dan.lowering.graph_files import read_graph
 from dan.passes.cpe_reorder import CpeOptions, cpe
 from dan.passes.dlr_layout import POLICIES, SPEC, DlrOptions, dlr
-from dan.passes.mpas_order import POLICIES as MPAS_POLICIES
 from dan.passes.mpas_order import MpasOptions, mpas
+from dan.passes.mpas_order import POLICIES as MPAS_POLICIES
 from dan.passes.prefetch_order import PrefetchOptions, prefetch
+from dan.passes.tuning import tune
+from tests.shared_data import CASES, workload
 from tests.test_dlr_layout import shrunk
+from tests.test_interpreter import check_against_replay
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -41,3 +47,13 @@ def test_the_chain_is_deterministic() -> None:
     graph = random_kernel(3, ops=80)
     runs = [cpe(graph, dlr(graph, mpas(graph, CONTEST), CONTEST), CONTEST, CpeOptions(move_events=True)) for _ in range(3)]
     assert runs[0] == runs[1] == runs[2]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_tuned_plans_interpret_like_replay(case: str) -> None:
+    """The reference interpreter (an independent engine) agrees with replay, node by
+    node, on the best plans this tool makes for the real kernels."""
+    graph = read_graph(workload(case))
+    plan = tune(graph, CONTEST).plan
+    metrics = check_against_replay(build_kernel(graph, plan, CONTEST))
+    assert metrics.valid and metrics.l0_rule
