@@ -49,11 +49,12 @@ def node_pipes(graph: KernelGraph, plan: Plan) -> list[int]:
     return list(graph.pipes) + [SPILL_OUT_PIPE, SPILL_IN_PIPE] * len(plan.spills)
 
 
-class _AddressOwners:
-    """Per tier, which placement node last occupied each address.
+class AddressOwners:
+    """Per tier, which placement node last occupied each address (the source of the
+    address-reuse edges, for `plan_preds` and `replay` alike).
 
     A map from the first address of each run to the placement owning the run
-    (`-1`: never occupied). Mirrors `replay`'s bookkeeping so the edges agree.
+    (`-1`: never occupied).
     """
 
     def __init__(self, capacity: int) -> None:
@@ -89,7 +90,7 @@ def plan_preds(graph: KernelGraph, plan: Plan, target: Target) -> list[list[int]
     placed_at = [-1] * nbuf
     since: list[list[int]] = [[] for _ in range(nbuf)]
     released_by: dict[int, int] = {}
-    owners = [_AddressOwners(target.capacity[t]) for t in range(len(TIERS))]
+    owners = [AddressOwners(target.capacity[t]) for t in range(len(TIERS))]
 
     def place(b: int, off: int, v: int) -> list[int]:
         placed_at[b] = v

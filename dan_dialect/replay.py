@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from sortedcontainers import SortedDict, SortedList
+from sortedcontainers import SortedList
 
 from dan.dialect.graph import ALLOC, FREE, NO_PIPE, OP, KernelGraph, Plan
+from dan.dialect.plan_edges import AddressOwners
 from dan.dialect.target import L0_TIERS, SPILL_IN_PIPE, SPILL_OUT_PIPE, TIERS, Target
 
 
@@ -161,7 +162,7 @@ def _scan(graph: KernelGraph, plan: Plan, target: Target, total: int) -> tuple[l
     placed_off = [0] * nbuf
     touch_finish = [0] * nbuf  # latest finish among nodes touching b so far
     residents = [SortedList() for _ in TIERS]  # (offset, end, buffer)
-    occupant = [SortedDict({0: -1}) for _ in TIERS]  # address -> placement node owning it since
+    occupant = [AddressOwners(c) for c in cap]  # which placement last held each address
     released_by: dict[int, int] = {}  # placement node -> its release node
     offsets = plan.offsets
 
@@ -193,23 +194,8 @@ def _scan(graph: KernelGraph, plan: Plan, target: Target, total: int) -> tuple[l
         placed_off[b] = off
         ready = 0
         if s:
-            occ = occupant[t]
-            j = occ.bisect_right(off) - 1
-            first_key = occ.keys()[j]
-            tail_owner = occ[first_key]
-            keys = list(occ.irange(off, end, inclusive=(True, False)))
-            owners = {occ[key] for key in keys}
-            owners.add(tail_owner)
-            after_end = occ.bisect_right(end) - 1
-            end_owner = occ[occ.keys()[after_end]]
-            for key in keys:
-                del occ[key]
-            occ[off] = v
-            if end < cap[t] and end not in occ:
-                occ[end] = end_owner
-            for q in owners:
-                if q >= 0:
-                    ready = max(ready, finish[released_by[q]])
+            for q in occupant[t].claim(off, end, v):
+                ready = max(ready, finish[released_by[q]])
         return ready
 
     def release(b: int, v: int) -> None:
