@@ -158,5 +158,10 @@ def graph_to_json(graph: KernelGraph) -> dict[str, Any]:
     return {"Nodes": nodes, "Edges": edges}
 
 
+def graph_json_text(graph: KernelGraph) -> str:
+    """The text of a graph JSON file (one line per field, newline-terminated)."""
+    return json.dumps(graph_to_json(graph), indent=1) + "\n"
+
+
 def write_graph_json(graph: KernelGraph, path: str | Path) -> None:
-    atomic_write(Path(path), json.dumps(graph_to_json(graph), indent=1) + "\n")
+    atomic_write(Path(path), graph_json_text(graph))

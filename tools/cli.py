@@ -34,10 +34,10 @@ def one_line(e: BaseException) -> str:
     if isinstance(e, OSError) and e.strerror:
         text = f"{e.strerror}: '{e.filename}'" if e.filename else e.strerror
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    # xDSL parse errors put the message on the last line after a source excerpt.
-    raw = str(e).splitlines()
+    raw = str(e).splitlines()  # pipeline errors: header, location, spec, caret, message
     if isinstance(e, ArgSpecParseError) and len(raw) > 3 and "^" in raw[3]:
         return f"bad pass pipeline '{raw[2]}' at column {raw[3].index('^') + 1}: {lines[-1]}"
+    # xDSL parse errors put the message on the last line after a source excerpt.
     if isinstance(e, ParseError) and lines:
         loc = lines[0].split(" ")[0] if ":" in lines[0] else ""
         return f"{loc} {lines[-1]}".strip()

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from dan.lowering.atomic import atomic_write_all
-from dan.lowering.graph_files import graph_to_json
+from dan.lowering.graph_files import graph_json_text
 from dan.lowering.plan_files import plan_paths, plan_texts
 from dan.tools.cli import CliError, load_kernels, run
 
@@ -36,9 +36,7 @@ def main(argv: list[str] | None = None) -> None:
             if any(p.name.startswith(f"{graph.name}_") or p.name == f"{graph.name}.json" for p in files):
                 raise CliError(f"two kernels are named '{graph.name}'; their files would collide")
             if args.format == "graph":
-                import json
-
-                files[out / f"{graph.name}.json"] = json.dumps(graph_to_json(graph), indent=1) + "\n"
+                files[out / f"{graph.name}.json"] = graph_json_text(graph)
                 continue
             files.update(plan_texts(graph, plan, out))
             if plan.offsets is None:
