@@ -70,7 +70,7 @@ from dan.dialect.target import (
     PRESETS,
     TIER_INDEX,
     TIERS,
-    Target,
+    Core,
     TargetError,
     target_from_json,
 )
@@ -148,8 +148,8 @@ def _float_literal(x: float) -> str:
 
 
 @irdl_attr_definition
-class TargetAttr(Data[Target]):
-    """A hardware description (`target.Target`).
+class TargetAttr(Data[Core]):
+    """A hardware description (`target.Core`).
 
     Presets print by name (`#dan.target<contest>`); any other target prints every
     field: `#dan.target<"mychip", L1 = 1024, UB = 512, L0A = 128, L0B = 128,
@@ -161,11 +161,11 @@ class TargetAttr(Data[Target]):
     name = "dan.target"
 
     @property
-    def target(self) -> Target:
+    def target(self) -> Core:
         return self.data
 
     @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> Target:
+    def parse_parameter(cls, parser: AttrParser) -> Core:
         with parser.in_angle_brackets():
             pos = parser.pos
             name = parser.parse_optional_str_literal()
@@ -199,7 +199,7 @@ class TargetAttr(Data[Target]):
             missing = [t for t in TIERS if t not in ints]
             if missing:
                 parser.raise_error(f"target '{name}': no capacity for tier {missing[0]}", pos, parser.pos)
-            return Target(
+            return Core(
                 name,
                 tuple(ints[t] for t in TIERS),
                 tuple(TIER_INDEX[t] for t in peak),
@@ -668,7 +668,7 @@ class KernelOp(IRDLOperation):
 
     traits = traits_def(IsolatedFromAbove(), NoTerminator(), SymbolOpInterface())
 
-    def __init__(self, name: str, target: Target | None = None, ops: Iterable[Operation] = ()):
+    def __init__(self, name: str, target: Core | None = None, ops: Iterable[Operation] = ()):
         attrs = {} if target is None else {"target": TargetAttr(target)}
         super().__init__(
             properties={"sym_name": StringAttr(name)}, attributes=attrs, regions=[Region(Block(ops))]
@@ -679,12 +679,12 @@ class KernelOp(IRDLOperation):
         return self.sym_name.data
 
     @property
-    def target(self) -> Target:
+    def target(self) -> Core:
         """The kernel's target; `contest` when the attribute is absent."""
         attr = self.attributes.get("target")
         return attr.data if isinstance(attr, TargetAttr) else CONTEST
 
-    def set_target(self, target: Target) -> None:
+    def set_target(self, target: Core) -> None:
         self.attributes["target"] = TargetAttr(target)
 
     @property

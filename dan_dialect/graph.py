@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from dan.dialect.target import LIMIT, PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Target
+from dan.dialect.target import LIMIT, PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Core
 
 ALLOC, FREE, OP = 0, 1, 2
 """Node kinds of the graph; spill nodes exist only in plans (indices >= n)."""
@@ -92,7 +92,7 @@ class KernelGraph:
             for u in ps:
                 yield u, v
 
-    def delta(self, v: int, target: Target) -> int:
+    def delta(self, v: int, target: Core) -> int:
         """Change of peak-tier residency when node `v` runs (ALLOC +, FREE -)."""
         k = self.kinds[v]
         if k not in (ALLOC, FREE):

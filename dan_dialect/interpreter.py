@@ -39,7 +39,7 @@ from dan.dialect.dialect import (
     SpillOutOp,
 )
 from dan.dialect.replay import Metrics, PlanViolation
-from dan.dialect.target import L0_TIERS, TIER_INDEX, TIERS, Target
+from dan.dialect.target import L0_TIERS, TIER_INDEX, TIERS, Core
 
 
 @dataclass
@@ -65,7 +65,7 @@ class _Invalid(Exception):
 class KernelState:
     """Everything the run of one kernel accumulates."""
 
-    target: Target
+    target: Core
     layout: bool
     clean: set[int]
     """Buffer ids some COPY_IN touches (their SPILL_OUT is free)."""
@@ -294,7 +294,7 @@ def _no_state() -> KernelState:
     raise InterpretationError("dan op interpreted outside a dan.kernel")
 
 
-def _initial_state(kernel: KernelOp, target: Target | None) -> KernelState:
+def _initial_state(kernel: KernelOp, target: Core | None) -> KernelState:
     """Pre-scan: the layout mode and the COPY_IN-backed buffers."""
     clean: set[int] = set()
     buf_of: dict[Any, int] = {}
@@ -329,7 +329,7 @@ class Execution:
     """Node id -> (start, finish); empty when the run is invalid."""
 
 
-def execute_kernel(kernel: KernelOp, target: Target | None = None) -> Execution:
+def execute_kernel(kernel: KernelOp, target: Core | None = None) -> Execution:
     """Interpret a verified kernel (on `target`, default: the kernel's own)."""
     module = kernel.parent_op()
     interpreter = Interpreter(module if isinstance(module, ModuleOp) else ModuleOp([]))
@@ -340,6 +340,6 @@ def execute_kernel(kernel: KernelOp, target: Target | None = None) -> Execution:
     return Execution(st.metrics(), st.times if st.violation is None else {})
 
 
-def interpret_kernel(kernel: KernelOp, target: Target | None = None) -> Metrics:
+def interpret_kernel(kernel: KernelOp, target: Core | None = None) -> Metrics:
     """The replay metrics of a kernel, computed by interpretation (start/finish left empty)."""
     return execute_kernel(kernel, target).metrics

@@ -41,7 +41,7 @@ from dan.dialect.dialect import (
     TargetAttr,
 )
 from dan.dialect.graph import ALLOC, FREE, GraphError, KernelGraph, NodeRecord, Plan, build_graph
-from dan.dialect.target import COMPUTE_PIPES, PIPES, TIERS, Target
+from dan.dialect.target import COMPUTE_PIPES, PIPES, TIERS, Core
 
 
 @dataclass
@@ -50,7 +50,7 @@ class KernelView:
 
     graph: KernelGraph
     plan: Plan
-    target: Target
+    target: Core
     ops: list[NodeOp] = field(default_factory=list, repr=False)
 
 
@@ -65,7 +65,7 @@ def kernels(module: ModuleOp) -> list[KernelOp]:
     return found
 
 
-def retarget(kernel: KernelOp, target: Target) -> None:
+def retarget(kernel: KernelOp, target: Core) -> None:
     """Set the kernel's `target` attribute (verify the kernel again: capacities change)."""
     kernel.set_target(target)
 
@@ -229,7 +229,7 @@ class _Attrs:
         return s
 
 
-def build_kernel(graph: KernelGraph, plan: Plan, target: Target) -> KernelOp:
+def build_kernel(graph: KernelGraph, plan: Plan, target: Core) -> KernelOp:
     """The `dan.kernel` of `graph` scheduled by `plan` on `target` (module docstring).
 
     Raises GraphError when the plan cannot be written as IR: not a permutation, an edge

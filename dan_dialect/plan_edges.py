@@ -26,7 +26,7 @@ from __future__ import annotations
 from sortedcontainers import SortedDict
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
-from dan.dialect.target import PIPES, SPILL_IN_PIPE, SPILL_OUT_PIPE, TIERS, Target
+from dan.dialect.target import PIPES, SPILL_IN_PIPE, SPILL_OUT_PIPE, TIERS, Core
 
 
 def plan_size(graph: KernelGraph, plan: Plan) -> int:
@@ -34,7 +34,7 @@ def plan_size(graph: KernelGraph, plan: Plan) -> int:
     return graph.n + 2 * len(plan.spills)
 
 
-def node_cycles(graph: KernelGraph, plan: Plan, target: Target) -> list[int]:
+def node_cycles(graph: KernelGraph, plan: Plan, target: Core) -> list[int]:
     """Cycles of every plan node; a SPILL_OUT of a COPY_IN-backed (clean) buffer is free."""
     cycles = list(graph.cycles)
     for b, _ in plan.spills:
@@ -78,7 +78,7 @@ class AddressOwners:
         return owners
 
 
-def plan_preds(graph: KernelGraph, plan: Plan, target: Target) -> list[list[int]]:
+def plan_preds(graph: KernelGraph, plan: Plan, target: Core) -> list[list[int]]:
     """Predecessor lists of every plan node (see the module docstring for the edges)."""
     n = graph.n
     preds = [list(ps) for ps in graph.preds] + [[] for _ in range(2 * len(plan.spills))]

@@ -15,7 +15,7 @@ from sortedcontainers import SortedList
 
 from dan.dialect.graph import ALLOC, FREE, NO_PIPE, OP, KernelGraph, Plan
 from dan.dialect.plan_edges import AddressOwners
-from dan.dialect.target import L0_TIERS, SPILL_IN_PIPE, SPILL_OUT_PIPE, TIERS, Target
+from dan.dialect.target import L0_TIERS, SPILL_IN_PIPE, SPILL_OUT_PIPE, TIERS, Core
 
 
 @dataclass
@@ -65,7 +65,7 @@ class _Invalid(Exception):
         self.violation = PlanViolation(kind, message)
 
 
-def order_peaks(graph: KernelGraph, order: list[int], target: Target) -> tuple[int, list[int], bool]:
+def order_peaks(graph: KernelGraph, order: list[int], target: Core) -> tuple[int, list[int], bool]:
     """(peak over peak tiers, peak per tier, L0 rule kept) for the original nodes of `order`."""
     live = [0] * len(TIERS)
     count = [0] * len(TIERS)
@@ -112,7 +112,7 @@ def node_name(graph: KernelGraph, plan: Plan, v: int) -> str:
     return f"{kind} {graph.spill_id_base + k} (buffer {graph.buf_ids[b]})"
 
 
-def replay(graph: KernelGraph, plan: Plan, target: Target) -> Metrics:
+def replay(graph: KernelGraph, plan: Plan, target: Core) -> Metrics:
     """Replay `plan` on `graph` for `target` (MODEL.md); never raises for a bad plan."""
     n = graph.n
     total = n + 2 * len(plan.spills)
@@ -132,7 +132,7 @@ def replay(graph: KernelGraph, plan: Plan, target: Target) -> Metrics:
     return metrics
 
 
-def _scan(graph: KernelGraph, plan: Plan, target: Target, total: int) -> tuple[list[int], list[int]]:
+def _scan(graph: KernelGraph, plan: Plan, target: Core, total: int) -> tuple[list[int], list[int]]:
     n = graph.n
     order = plan.order
     if len(order) != total:

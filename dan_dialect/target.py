@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 TIERS: tuple[str, ...] = ("L1", "UB", "L0A", "L0B", "L0C")
@@ -38,18 +39,42 @@ class TargetError(ValueError):
 
 
 @dataclass(frozen=True)
-class Target:
-    """One NPU core: tier capacities, peak tiers and the spill cost model."""
+class Core:
+    """One NPU core: its tiers and pipes, tier capacities, peak tiers and spill costs.
+
+    Tiers and pipes are indexed by their position in `tiers` and `pipes`; graphs and
+    plans built for a core use those indices.
+    """
 
     name: str
     capacity: tuple[int, ...]
-    """Capacity per tier, indexed like `TIERS`."""
+    """Capacity per tier, indexed like `tiers`."""
     peak_tiers: tuple[int, ...] = (TIER_INDEX["L1"], TIER_INDEX["UB"])
     """Tiers whose residency the peak metric adds up."""
     spill_units_per_cycle: float = 0.5
     """DDR bandwidth of a spill transfer, in size units per cycle."""
     spill_startup: int = 150
     """Fixed cycles of every spill transfer."""
+    tiers: tuple[str, ...] = TIERS
+    """Tier names."""
+    pipes: tuple[str, ...] = PIPES
+    """Pipe names."""
+    dma_pipes: frozenset[str] = DMA_PIPES
+    """Pipes that move data (`dan.dma`); the others compute (`dan.compute`)."""
+    l0_tiers: tuple[int, ...] = L0_TIERS
+    """Tiers where the order-only L0 rule allows one live buffer at a time."""
+    spill_out_pipe: int = SPILL_OUT_PIPE
+    """Pipe that runs SPILL_OUT."""
+    spill_in_pipe: int = SPILL_IN_PIPE
+    """Pipe that runs SPILL_IN."""
+
+    @cached_property
+    def tier_index(self) -> dict[str, int]:
+        return {t: i for i, t in enumerate(self.tiers)}
+
+    @cached_property
+    def pipe_index(self) -> dict[str, int]:
+        return {p: i for i, p in enumerate(self.pipes)}
 
     def spill_cycles(self, size: int) -> int:
         """Cycles of one SPILL_OUT or SPILL_IN of a buffer of `size` units."""
@@ -65,18 +90,18 @@ class Target:
         }
 
 
-CONTEST = Target("contest", (4096, 1024, 256, 256, 512))
-ASCEND910B = Target(
+CONTEST = Core("contest", (4096, 1024, 256, 256, 512))
+ASCEND910B = Core(
     "ascend910b",
     (512 * 1024, 192 * 1024, 64 * 1024, 64 * 1024, 128 * 1024),
     spill_units_per_cycle=32.0,
     spill_startup=500,
 )
-PRESETS: dict[str, Target] = {t.name: t for t in (CONTEST, ASCEND910B)}
+PRESETS: dict[str, Core] = {t.name: t for t in (CONTEST, ASCEND910B)}
 
 
-def target_from_json(data: object, name: str) -> Target:
-    """Build a target from its JSON form (see `Target.to_json`)."""
+def target_from_json(data: object, name: str) -> Core:
+    """Build a target from its JSON form (see `Core.to_json`)."""
     if not isinstance(data, dict) or not isinstance(data.get("capacity"), dict):
         raise TargetError(f"target '{name}': expected an object with a 'capacity' object")
     caps = data["capacity"]
@@ -100,7 +125,7 @@ def target_from_json(data: object, name: str) -> Target:
             f"target '{name}': 'spill_units_per_cycle' must be a number from 1e-6 to 1e9 and "
             "'spill_startup' an integer from 0 to 2^62"
         )
-    return Target(
+    return Core(
         str(data.get("name", name)),
         tuple(caps[t] for t in TIERS),
         tuple(TIER_INDEX[p] for p in peak),
@@ -109,7 +134,7 @@ def target_from_json(data: object, name: str) -> Target:
     )
 
 
-def load_target(spec: str) -> Target:
+def load_target(spec: str) -> Core:
     """A preset name (`contest`, `ascend910b`) or the path of a target JSON file."""
     if not spec:
         raise TargetError(f"empty target name (presets: {', '.join(PRESETS)}; or a .json file)")

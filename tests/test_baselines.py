@@ -24,14 +24,14 @@ from dan.dialect.graph import (
     topological_order,
 )
 from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, PIPES, TIERS, Target
+from dan.dialect.target import CONTEST, PIPES, TIERS, Core
 from dan.lowering.generate import random_kernel
 from dan.lowering.graph_files import read_graph
-from dan.passes.baseline_orders import ORDER_BASELINES, original_order
-from dan.passes.cosma_plan import CosmaError, cosma_order, cosma_plan
-from dan.passes.eda_order import eda_order
-from dan.passes.hmcos_order import HmcosOptions, hmcos_order
-from dan.passes.magis_order import magis_order
+from dan.passes.baselines.baseline_orders import ORDER_BASELINES, original_order
+from dan.passes.baselines.cosma_plan import CosmaError, cosma_order, cosma_plan
+from dan.passes.baselines.eda_order import eda_order
+from dan.passes.baselines.hmcos_order import HmcosOptions, hmcos_order
+from dan.passes.baselines.magis_order import magis_order
 
 from tests.shared_data import CASES, workload
 
@@ -63,7 +63,7 @@ def kernel(nodes: list[Node], edges: list[tuple[int, int]]) -> KernelGraph:
     return build_graph("hand", records, edges)
 
 
-def with_capacity(**caps: int) -> Target:
+def with_capacity(**caps: int) -> Core:
     capacity = list(CONTEST.capacity)
     for tier, cap in caps.items():
         capacity[TIERS.index(tier)] = cap
@@ -257,7 +257,7 @@ def _records(graph: KernelGraph) -> list[NodeRecord]:
     return records
 
 
-def tightest(graph: KernelGraph) -> Target:
+def tightest(graph: KernelGraph) -> Core:
     """Each tier just large enough for the largest operation (or buffer) in it."""
     need = [1] * len(TIERS)
     for v in range(graph.n):

@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from dan.dialect.graph import ALLOC, OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
 from dan.dialect.plan_edges import node_cycles, node_pipes, plan_preds, plan_size, time_order
 from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, TIERS, Target
+from dan.dialect.target import CONTEST, TIERS, Core
 from dan.lowering.generate import random_kernel
-from dan.passes import cpe_reorder
-from dan.passes.cpe_reorder import CpeError, CpeOptions, cpe, keeps_lifetimes
+from dan.passes.dan import cpe_reorder
+from dan.passes.dan.cpe_reorder import CpeError, CpeOptions, cpe, keeps_lifetimes
 from tests.shared_data import CASES, SHARED
 
-BIG = Target("big", (1 << 30,) * 5)
+BIG = Core("big", (1 << 30,) * 5)
 
 
 # -- helpers -----------------------------------------------------------------------------
@@ -63,7 +63,7 @@ def overlapping_buffers(graph: KernelGraph, order: list[int]) -> set[tuple[int, 
     return pairs
 
 
-def check_peaks_kept(graph: KernelGraph, plan: Plan, out: Plan, target: Target) -> None:
+def check_peaks_kept(graph: KernelGraph, plan: Plan, out: Plan, target: Core) -> None:
     """The lifetime rule and what it buys: no new overlap, no higher peak, L0 rule kept."""
     assert overlapping_buffers(graph, out.order) <= overlapping_buffers(graph, plan.order)
     assert keeps_lifetimes(graph, plan.order, out.order)
@@ -74,7 +74,7 @@ def check_peaks_kept(graph: KernelGraph, plan: Plan, out: Plan, target: Target) 
     assert l0_out or not l0
 
 
-def check_cpe(graph: KernelGraph, plan: Plan, target: Target, options: CpeOptions = CpeOptions()) -> Plan:
+def check_cpe(graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions = CpeOptions()) -> Plan:
     """Run CPE and check every promise it makes; returns its plan."""
     before = replay(graph, plan, target)
     assert before.valid, before.violation
@@ -183,8 +183,8 @@ def golden(case: str) -> tuple[KernelGraph, Plan]:
 def pipeline(case: str) -> tuple[KernelGraph, Plan]:
     """The plan MPAS + DLR make for a public workload."""
     from dan.lowering.graph_files import read_graph
-    from dan.passes.dlr_layout import dlr
-    from dan.passes.mpas_order import mpas
+    from dan.passes.dan.dlr_layout import dlr
+    from dan.passes.dan.mpas_order import mpas
 
     workload = SHARED / "workloads" / f"{case}.json"
     if not workload.exists():
@@ -196,7 +196,7 @@ def pipeline(case: str) -> tuple[KernelGraph, Plan]:
 # -- plan_edges --------------------------------------------------------------------------
 
 
-def assert_edges_time_like_replay(graph: KernelGraph, plan: Plan, target: Target) -> None:
+def assert_edges_time_like_replay(graph: KernelGraph, plan: Plan, target: Core) -> None:
     metrics = replay(graph, plan, target)
     assert metrics.valid, metrics.violation
     preds = plan_preds(graph, plan, target)
@@ -489,7 +489,7 @@ def test_lazy_times_stay_exact_before_clean_and_kept_moves_never_slow_down(monke
 def test_cpe_pass_option_spellings() -> None:
     from xdsl.utils.arg_spec import parse_pipeline
 
-    from dan.passes.cpe import CpePass
+    from dan.passes.dan.cpe import CpePass
 
     def parsed(spec: str) -> CpePass:
         (arg,) = parse_pipeline(spec)
@@ -508,7 +508,7 @@ def test_cpe_pass_moves_events_in_the_ir() -> None:
     from xdsl.dialects.builtin import ModuleOp
 
     from dan.dialect.kernel_view import build_kernel, kernels, view_kernel
-    from dan.passes.cpe import CpePass
+    from dan.passes.dan.cpe import CpePass
 
     graph, _ = swap_example()
     plan = Plan([0, 2, 1, 3, 4, 5, 6], [0, 64], [])  # ALLOC y pins y's load behind x's

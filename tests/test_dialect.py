@@ -15,7 +15,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from dan.dialect.dialect import BufType, Dan, KernelOp, TargetAttr
 from dan.dialect.graph import GraphError, KernelGraph, NodeRecord, Plan, build_graph
 from dan.dialect.kernel_view import build_kernel, kernels, retarget, view_kernel
-from dan.dialect.target import ASCEND910B, CONTEST, Target
+from dan.dialect.target import ASCEND910B, CONTEST, Core
 from dan.lowering.generate import random_kernel
 from dan.lowering.graph_files import read_graph
 from dan.lowering.plan_files import read_plan
@@ -84,12 +84,12 @@ def test_kernel_accessors() -> None:
     [
         CONTEST,
         ASCEND910B,
-        Target("mychip", (1024, 512, 128, 128, 256)),
-        Target("odd \"name\"", (1, 2, 3, 4, 5), (1,), 1e-05, 0),
-        Target("contest", (4096, 1024, 256, 256, 1024)),  # a preset's name, other numbers
+        Core("mychip", (1024, 512, 128, 128, 256)),
+        Core("odd \"name\"", (1, 2, 3, 4, 5), (1,), 1e-05, 0),
+        Core("contest", (4096, 1024, 256, 256, 1024)),  # a preset's name, other numbers
     ],
 )
-def test_target_attribute_round_trips(target: Target) -> None:
+def test_target_attribute_round_trips(target: Core) -> None:
     kernel = KernelOp("k", target)
     text = show(ModuleOp([kernel]))
     (back,) = kernels(parse(text))
@@ -97,7 +97,7 @@ def test_target_attribute_round_trips(target: Target) -> None:
 
 
 def test_custom_target_prints_every_field() -> None:
-    text = str(TargetAttr(Target("mychip", (1024, 512, 128, 128, 256))))
+    text = str(TargetAttr(Core("mychip", (1024, 512, 128, 128, 256))))
     assert text == (
         '#dan.target<"mychip", L1 = 1024, UB = 512, L0A = 128, L0B = 128, L0C = 256, '
         "peak = [L1, UB], rate = 0.5, startup = 150>"

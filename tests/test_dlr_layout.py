@@ -1,4 +1,4 @@
-"""DLR core (`dan.passes.dlr_layout`): hand-worked layouts with golden offsets and
+"""DLR core (`dan.passes.dan.dlr_layout`): hand-worked layouts with golden offsets and
 spills under the specification's rules (`SPEC`) and under each timing-aware option
 (placement by release age or time, spill nodes in pipe gaps or early, the stall term,
 eviction tie-breaks), every plan checked by the replay; the scan's own timing against
@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 
 from dan.dialect.graph import FREE, KernelGraph, NodeRecord, Plan, build_graph, topological_order
 from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST, TIERS, Target
+from dan.dialect.target import CONTEST, TIERS, Core
 from dan.lowering.generate import join_graphs, random_kernel
-from dan.passes.dlr_layout import (
+from dan.passes.dan.dlr_layout import (
     PLACEMENTS,
     POLICIES,
     SPEC,
@@ -92,12 +92,12 @@ def dag(buffers: dict[str, tuple[int, str]], steps: list[str]) -> tuple[KernelGr
     return graph, {name: graph.buf_ids.index(i) for name, i in ids.items()}
 
 
-def tiny(l1: int = 4096, ub: int = 1024, l0a: int = 256, l0b: int = 256, l0c: int = 512) -> Target:
-    return Target("tiny", (l1, ub, l0a, l0b, l0c))
+def tiny(l1: int = 4096, ub: int = 1024, l0a: int = 256, l0b: int = 256, l0c: int = 512) -> Core:
+    return Core("tiny", (l1, ub, l0a, l0b, l0c))
 
 
 def planned(
-    graph: KernelGraph, target: Target, order: list[int] | None = None, base: DlrOptions = SPEC, **options: object
+    graph: KernelGraph, target: Core, order: list[int] | None = None, base: DlrOptions = SPEC, **options: object
 ) -> Plan:
     """DLR's plan with `base` (the spec's rules unless told) and `options` on top,
     checked by the replay and for keeping the original order."""
@@ -109,7 +109,7 @@ def planned(
     return plan
 
 
-def makespan(graph: KernelGraph, plan: Plan, target: Target) -> int:
+def makespan(graph: KernelGraph, plan: Plan, target: Core) -> int:
     return replay(graph, plan, target).makespan
 
 
@@ -476,7 +476,7 @@ def test_orders_that_are_not_topological_are_rejected() -> None:
 # --- random kernels ------------------------------------------------------------------
 
 
-def shrunk(graph: KernelGraph, alignment: int = 1, slack: int = 0) -> Target:
+def shrunk(graph: KernelGraph, alignment: int = 1, slack: int = 0) -> Core:
     """CONTEST with every tier cut to the largest need of one node (plus `slack`)."""
     need = [1] * len(TIERS)
     for v in range(graph.n):

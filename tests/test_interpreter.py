@@ -16,7 +16,7 @@ from dan.dialect.graph import ALLOC, FREE, KernelGraph, Plan
 from dan.dialect.interpreter import execute_kernel
 from dan.dialect.kernel_view import build_kernel, kernels, view_kernel
 from dan.dialect.replay import Metrics, replay
-from dan.dialect.target import ASCEND910B, CONTEST, Target
+from dan.dialect.target import ASCEND910B, CONTEST, Core
 from dan.lowering.generate import random_kernel
 from dan.lowering.graph_files import read_graph
 from dan.lowering.plan_files import read_plan
@@ -41,7 +41,7 @@ def outcome(m: Metrics) -> dict[str, object]:
     }
 
 
-def check_against_replay(kernel: KernelOp, target: Target | None = None) -> Metrics:
+def check_against_replay(kernel: KernelOp, target: Core | None = None) -> Metrics:
     """Interpret `kernel`, replay its view, and require the same outcome and node times."""
     view = view_kernel(kernel)
     replayed = replay(view.graph, view.plan, target or view.target)
@@ -256,13 +256,13 @@ def with_spills(g: KernelGraph, order: list[int], offsets: list[int], rng: rando
     return Plan(full, offsets, spills)
 
 
-ROOMY = Target("roomy", (1 << 16,) * 5)
+ROOMY = Core("roomy", (1 << 16,) * 5)
 """Large enough for any first-fit layout of the random kernels: their plans are valid."""
 
 
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("target", [ROOMY, CONTEST])
-def test_random_plans_interpret_like_replay(seed: int, target: Target) -> None:
+def test_random_plans_interpret_like_replay(seed: int, target: Core) -> None:
     rng = random.Random(seed)
     g = random_kernel(seed, ops=80)
     order = random_order(g, rng)

@@ -1,4 +1,4 @@
-"""The MPAS core (`dan.passes.mpas_order`): golden orders on tiny kernels for every tie-break
+"""The MPAS core (`dan.passes.dan.mpas_order`): golden orders on tiny kernels for every tie-break
 level and policy (the locality field included), the L0 gate on the deadlock patterns of
 MODEL.md, seeded random kernels checked by the replay and by an exhaustive L0-rule oracle,
 and the public workloads."""
@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from dan.dialect.graph import ALLOC, FREE, KernelGraph, NodeRecord, Plan, build_graph, topological_order
 from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, L0_TIERS, TIER_INDEX, Target
+from dan.dialect.target import CONTEST, L0_TIERS, TIER_INDEX, Core
 from dan.lowering.generate import join_graphs, random_kernel
 from dan.lowering.graph_files import read_graph
-from dan.passes import mpas_order
-from dan.passes.mpas_order import (
+from dan.passes.dan import mpas_order
+from dan.passes.dan.mpas_order import (
     POLICIES,
     MpasOptions,
     downstream_criticality,
@@ -110,7 +110,7 @@ def l0_rule_feasible(graph: KernelGraph) -> bool:
     return False
 
 
-def naive_gated_order(graph: KernelGraph, target: Target, policy: str) -> list[int] | None:
+def naive_gated_order(graph: KernelGraph, target: Core, policy: str) -> list[int] | None:
     """Plain list scheduling where an L0 ALLOC only waits while its tier is occupied;
     None when it deadlocks (MODEL.md's pitfall)."""
     keys = priority_keys(graph, target, policy, downstream_criticality(graph))

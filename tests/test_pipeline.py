@@ -13,12 +13,12 @@ from dan.dialect.replay import order_peaks, replay
 from dan.dialect.target import CONTEST
 from dan.lowering.generate import random_kernel
 from dan.lowering.graph_files import read_graph
-from dan.passes.cpe_reorder import CpeOptions, cpe
-from dan.passes.dlr_layout import POLICIES, SPEC, DlrOptions, dlr
-from dan.passes.mpas_order import MpasOptions, mpas
-from dan.passes.mpas_order import POLICIES as MPAS_POLICIES
-from dan.passes.prefetch_order import PrefetchOptions, prefetch
-from dan.passes.tuning import tune
+from dan.passes.dan.cpe_reorder import CpeOptions, cpe
+from dan.passes.dan.dlr_layout import POLICIES, SPEC, DlrOptions, dlr
+from dan.passes.dan.mpas_order import MpasOptions, mpas
+from dan.passes.dan.mpas_order import POLICIES as MPAS_POLICIES
+from dan.passes.search.prefetch_order import PrefetchOptions, prefetch
+from dan.passes.search.tuning import tune
 from tests.shared_data import CASES, workload
 from tests.test_dlr_layout import shrunk
 from tests.test_interpreter import check_against_replay

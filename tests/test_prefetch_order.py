@@ -1,4 +1,4 @@
-"""The prefetch core (`dan.passes.prefetch_order`): golden orders on tiny kernels for each
+"""The prefetch core (`dan.passes.search.prefetch_order`): golden orders on tiny kernels for each
 limit (cover, pipe order, peak, capacity, L0 rule), the segment tree against brute force,
 the invariants on seeded random kernels and on the public workloads (checked by the
 replay), determinism and scale."""
@@ -21,12 +21,12 @@ from dan.dialect.graph import (
     topological_order,
 )
 from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, PIPES, TIERS, Target
+from dan.dialect.target import CONTEST, PIPES, TIERS, Core
 from dan.lowering.generate import join_graphs, random_kernel
 from dan.lowering.graph_files import read_graph
-from dan.passes.dlr_layout import dlr
-from dan.passes.mpas_order import MpasOptions, mpas
-from dan.passes.prefetch_order import (
+from dan.passes.dan.dlr_layout import dlr
+from dan.passes.dan.mpas_order import MpasOptions, mpas
+from dan.passes.search.prefetch_order import (
     MaxTree,
     PrefetchError,
     PrefetchOptions,
@@ -105,7 +105,7 @@ def levels_after(graph: KernelGraph, order: list[int], tier: int) -> dict[int, i
     return out
 
 
-def check_prefetch(graph: KernelGraph, order: list[int], target: Target, options: PrefetchOptions) -> list[int]:
+def check_prefetch(graph: KernelGraph, order: list[int], target: Core, options: PrefetchOptions) -> list[int]:
     """Run prefetch and check every promise of the module docstring; returns its order."""
     out = prefetch(graph, order, target, options)
     assert sorted(out) == list(range(graph.n))
@@ -165,7 +165,7 @@ def test_golden_peak_blocks_and_slack_allows() -> None:
 
 def test_golden_capacity_blocks_unless_unbound() -> None:
     g = in_place()  # peak 128; hoisting b2 over slots 3-4 makes 192
-    small_ub = Target("small_ub", (4096, 160, 256, 256, 512))
+    small_ub = Core("small_ub", (4096, 160, 256, 256, 512))
     slack = PrefetchOptions(peak_slack=64)
     assert check_prefetch(g, list(range(g.n)), small_ub, slack) == list(range(g.n))
     out = check_prefetch(g, list(range(g.n)), small_ub, PrefetchOptions(peak_slack=64, capacity_bound=False))

@@ -8,11 +8,11 @@ from dan.dialect.replay import replay
 from dan.dialect.target import CONTEST
 from dan.lowering.generate import random_kernel
 from dan.lowering.graph_files import read_graph
-from dan.passes.cpe_reorder import cpe
-from dan.passes.dlr_layout import dlr
-from dan.passes.mpas_order import mpas
-from dan.passes.prefetch_order import PrefetchOptions
-from dan.passes.tuning import TuneError, TuneOptions, tune
+from dan.passes.dan.cpe_reorder import cpe
+from dan.passes.dan.dlr_layout import dlr
+from dan.passes.dan.mpas_order import mpas
+from dan.passes.search.prefetch_order import PrefetchOptions
+from dan.passes.search.tuning import TuneError, TuneOptions, tune
 from tests.shared_data import CASES, workload
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException, VerifyException
 
 from dan.dialect.graph import GraphError, KernelGraph, Plan, input_order
-from dan.dialect.target import Target, TargetError
+from dan.dialect.target import Core, TargetError
 from dan.lowering.plan_files import PlanError
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
@@ -75,7 +75,7 @@ def read_text(path: str) -> str:
     return sys.stdin.read() if path == "-" else Path(path).read_text()
 
 
-def load_kernels(path: str, target: Target | None) -> list[tuple[KernelGraph, Plan, Target]]:
+def load_kernels(path: str, target: Core | None) -> list[tuple[KernelGraph, Plan, Core]]:
     """The kernels of an input: a graph file (id order, no layout) or dan IR text."""
     from dan.dialect.target import CONTEST
     from dan.lowering.graph_files import read_graph

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from dan.dialect.graph import KernelGraph, Plan
 from dan.dialect.replay import Metrics, order_peaks, replay
-from dan.dialect.target import Target, load_target
+from dan.dialect.target import Core, load_target
 from dan.lowering.atomic import atomic_write_all
 from dan.lowering.graph_files import read_graph
 from dan.tools.cli import CliError, run
@@ -52,21 +52,21 @@ def _timed(stages: dict[str, float], name: str, fn: Callable[[], object]) -> obj
     return out
 
 
-def run_method(method: str, graph: KernelGraph, target: Target) -> Run:
+def run_method(method: str, graph: KernelGraph, target: Core) -> Run:
     """Plan `graph` with `method` and replay the result."""
-    from dan.passes.cpe_reorder import CpeOptions, cpe
-    from dan.passes.dlr_layout import DlrOptions, dlr
-    from dan.passes.mpas_order import mpas
+    from dan.passes.dan.cpe_reorder import CpeOptions, cpe
+    from dan.passes.dan.dlr_layout import DlrOptions, dlr
+    from dan.passes.dan.mpas_order import mpas
 
     stages: dict[str, float] = {}
     lru = DlrOptions(policy="lru")
     if method == "cosma":
-        from dan.passes.cosma_plan import cosma_plan
+        from dan.passes.baselines.cosma_plan import cosma_plan
 
         plan: Plan = _timed(stages, "cosma", lambda: cosma_plan(graph, target))  # type: ignore[assignment]
         return Run(method, replay(graph, plan, target), stages)
     if method == "dan-tune":
-        from dan.passes.tuning import tune
+        from dan.passes.search.tuning import tune
 
         tuned: Plan = _timed(stages, "tune", lambda: tune(graph, target).plan)  # type: ignore[assignment]
         return Run(method, replay(graph, tuned, target), stages)
@@ -81,7 +81,7 @@ def run_method(method: str, graph: KernelGraph, target: Target) -> Run:
             "mpas+dlr+cpe-events": replay(graph, events, target),
         }
         return Run(method, replay(graph, final, target), stages, extra)
-    from dan.passes.baseline_orders import ORDER_BASELINES
+    from dan.passes.baselines.baseline_orders import ORDER_BASELINES
 
     if method not in ORDER_BASELINES:
         raise CliError(f"unknown method '{method}' (valid: {', '.join(METHODS)})")
@@ -138,7 +138,7 @@ def table2(results: dict[str, dict[str, Run]]) -> tuple[list[str], list[list[str
     return head, rows
 
 
-def tables345(results: dict[str, dict[str, Run]], graphs: dict[str, KernelGraph], target: Target) -> dict[str, tuple[list[str], list[list[str]]]]:
+def tables345(results: dict[str, dict[str, Run]], graphs: dict[str, KernelGraph], target: Core) -> dict[str, tuple[list[str], list[list[str]]]]:
     t3, t4, t5 = [], [], []
     for wl, runs in results.items():
         if "dan" not in runs:

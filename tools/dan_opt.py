@@ -20,7 +20,7 @@ from dan.tools.cli import USER_ERRORS, CliError, is_graph_file, one_line, read_t
 def available_passes() -> dict:
     from xdsl.transforms import get_all_passes
 
-    from dan.passes.registry import DAN_PASSES
+    from dan.passes.pipeline.registry import DAN_PASSES
 
     return {**get_all_passes(), **DAN_PASSES}
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     def body() -> int:
-        from dan.passes.kernel_rewrite import run_pipeline
+        from dan.passes.pipeline.kernel_rewrite import run_pipeline
         from dan.tools.ir_io import context, print_module
 
         spec = ",".join(p for p in [args.passes, *(args.flags or [])] if p)

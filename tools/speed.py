@@ -44,9 +44,9 @@ def main(argv: list[str] | None = None) -> None:
     from dan.lowering.generate import join_graphs
     from dan.lowering.graph_files import graph_to_json, read_graph, write_graph_json
     from dan.lowering.plan_files import plan_texts
-    from dan.passes.cpe_reorder import cpe
-    from dan.passes.dlr_layout import dlr
-    from dan.passes.mpas_order import mpas
+    from dan.passes.dan.cpe_reorder import cpe
+    from dan.passes.dan.dlr_layout import dlr
+    from dan.passes.dan.mpas_order import mpas
     from dan.tools.ir_io import parse_module, print_module
 
     ap = argparse.ArgumentParser(prog="python -m dan.tools.speed", description=__doc__)

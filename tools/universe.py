@@ -2,7 +2,7 @@
 
 from xdsl.universe import Universe
 
-from dan.passes.registry import DAN_PASSES
+from dan.passes.pipeline.registry import DAN_PASSES
 
 
 def _dan():  # noqa: ANN202

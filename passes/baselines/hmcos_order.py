@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 
 from dan.dialect.graph import ALLOC, FREE, KernelGraph, reverse_post_order
 from dan.dialect.replay import order_peaks
-from dan.dialect.target import Target
+from dan.dialect.target import Core
 
 _NO_BUDGET = 1 << 62
 
@@ -108,7 +108,7 @@ class OpLevelView:
         return order
 
 
-def op_level_view(graph: KernelGraph, target: Target) -> OpLevelView:
+def op_level_view(graph: KernelGraph, target: Core) -> OpLevelView:
     """Attach predecessor-less ALLOCs to their one consumer and make sink FREEs automatic."""
     n = graph.n
     kinds, preds, succs = graph.kinds, graph.preds, graph.succs
@@ -544,7 +544,7 @@ def _hierarchy(view: OpLevelView, beam: int) -> _Hierarchy:
     return _Hierarchy(seqs, seq_of, seq_preds, seq_succs, groups, internal, group_of, [True] * len(groups))
 
 
-def hmcos_order(graph: KernelGraph, target: Target, options: HmcosOptions = HmcosOptions()) -> list[int]:
+def hmcos_order(graph: KernelGraph, target: Core, options: HmcosOptions = HmcosOptions()) -> list[int]:
     """HMCOS order of all node indices (a topological order); see the module docstring."""
     if options.beam < 1 or options.rounds < 0:
         raise ValueError(f"HmcosOptions: beam must be at least 1 and rounds at least 0 "
@@ -572,7 +572,7 @@ def hmcos_order(graph: KernelGraph, target: Target, options: HmcosOptions = Hmco
     return best
 
 
-def _dissolve_at_peak(graph: KernelGraph, target: Target, view: OpLevelView, hier: _Hierarchy,
+def _dissolve_at_peak(graph: KernelGraph, target: Core, view: OpLevelView, hier: _Hierarchy,
                       order: list[int], peak: int) -> bool:
     """Dissolve the groups defining a buffer live at the first peak, and groups right
     after those sequences; True when some group was dissolved."""

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
-from dan.passes.baseline_orders import ORDER_BASELINES
-from dan.passes.cosma_plan import cosma_plan
-from dan.passes.hmcos_order import HmcosOptions, hmcos_order
-from dan.passes.kernel_rewrite import PlanningPass
+from dan.passes.baselines.baseline_orders import ORDER_BASELINES
+from dan.passes.baselines.cosma_plan import cosma_plan
+from dan.passes.baselines.hmcos_order import HmcosOptions, hmcos_order
+from dan.passes.pipeline.kernel_rewrite import PlanningPass
 
 
 class _OrderBaseline(PlanningPass):

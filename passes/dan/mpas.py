@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
-from dan.passes.kernel_rewrite import PlanningPass, check_choice
-from dan.passes.mpas_order import POLICIES, MpasOptions, mpas
+from dan.passes.pipeline.kernel_rewrite import PlanningPass, check_choice
+from dan.passes.dan.mpas_order import POLICIES, MpasOptions, mpas
 
 
 @dataclass(frozen=True)
 class MpasPass(PlanningPass):
-    """Reorder each kernel by the MPAS key (see `dan.passes.mpas_order`)."""
+    """Reorder each kernel by the MPAS key (see `dan.passes.dan.mpas_order`)."""
 
     name = "mpas"
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass, replace
 
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
-from dan.passes.dlr_layout import PLACEMENTS, POLICIES, RELOADS, SPEC, TIE_BREAKS, DlrOptions, dlr
-from dan.passes.kernel_rewrite import PlanningPass, check_choice, original_order
+from dan.passes.dan.dlr_layout import PLACEMENTS, POLICIES, RELOADS, SPEC, TIE_BREAKS, DlrOptions, dlr
+from dan.passes.pipeline.kernel_rewrite import PlanningPass, check_choice, original_order
 
 _DEFAULT = DlrOptions()
 
@@ -15,7 +15,7 @@ _DEFAULT = DlrOptions()
 @dataclass(frozen=True)
 class DlrPass(PlanningPass):
     """One scan of the order with per-tier free segments and tier-aware, cost-aware
-    eviction (see `dan.passes.dlr_layout`). Any earlier layout and spills are replaced;
+    eviction (see `dan.passes.dan.dlr_layout`). Any earlier layout and spills are replaced;
     the order of original nodes is kept.
 
     The defaults are the measured best (address-reuse-aware placement, spill nodes in

@@ -6,14 +6,14 @@ from dataclasses import dataclass
 
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
-from dan.passes.kernel_rewrite import PlanningPass, original_order
-from dan.passes.prefetch_order import PrefetchOptions, prefetch
+from dan.passes.pipeline.kernel_rewrite import PlanningPass, original_order
+from dan.passes.search.prefetch_order import PrefetchOptions, prefetch
 
 
 @dataclass(frozen=True)
 class PrefetchPass(PlanningPass):
     """Move each load (COPY_IN with the ALLOCs it fills) earlier, as far as its cover
-    needs and capacity and the peak allow (see `dan.passes.prefetch_order`); drops
+    needs and capacity and the peak allow (see `dan.passes.search.prefetch_order`); drops
     any layout, so run `dlr` after it."""
 
     name = "prefetch"

@@ -38,7 +38,7 @@ slot p adds exactly z on slots `[p, q)` (the chain goes after the chains already
 just before the slot's input node), and the smallest admissible p is one "rightmost
 slot above a limit" query per profile: O((V + E) log V) in all.
 
-Nothing here imports xDSL; `dan.passes.tuning` tries prefetch settings per kernel.
+Nothing here imports xDSL; `dan.passes.search.tuning` tries prefetch settings per kernel.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, check_order
 from dan.dialect.replay import order_peaks
-from dan.dialect.target import L0_TIERS, PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Target
+from dan.dialect.target import L0_TIERS, PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Core
 
 
 class PrefetchError(ValueError):
@@ -91,7 +91,7 @@ class PrefetchOptions:
                 raise PrefetchError(f"unknown prefetch tier '{t}' (tiers: {', '.join(TIERS)})")
 
 
-def prefetch(graph: KernelGraph, order: list[int], target: Target, options: PrefetchOptions = PrefetchOptions()) -> list[int]:
+def prefetch(graph: KernelGraph, order: list[int], target: Core, options: PrefetchOptions = PrefetchOptions()) -> list[int]:
     """`order` with its load chains hoisted (see the module docstring). Raises
     PrefetchError when `order` is not a topological order of the graph's nodes."""
     check_order(graph, order, PrefetchError)
@@ -186,7 +186,7 @@ class _Profile:
 class _Hoister:
     """One left-to-right walk over the input order; see the module docstring."""
 
-    def __init__(self, graph: KernelGraph, order: list[int], target: Target, options: PrefetchOptions) -> None:
+    def __init__(self, graph: KernelGraph, order: list[int], target: Core, options: PrefetchOptions) -> None:
         self.graph, self.order, self.options = graph, order, options
         n = graph.n
         self.slot = [0] * n
@@ -216,7 +216,7 @@ class _Hoister:
                         first[b] = v
         return first
 
-    def _profiles(self, target: Target) -> list[_Profile]:
+    def _profiles(self, target: Core) -> list[_Profile]:
         """The peak tiers together; each chain tier's capacity; each L0 chain tier's live
         count when the input keeps the L0 rule. Profiles no chain can load are left out."""
         graph, options = self.graph, self.options

@@ -12,25 +12,25 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dan.dialect.graph import KernelGraph, input_order
-from dan.dialect.target import Target
-from dan.passes.eda_order import eda_order
-from dan.passes.hmcos_order import HmcosOptions, hmcos_order
-from dan.passes.magis_order import magis_order
+from dan.dialect.target import Core
+from dan.passes.baselines.eda_order import eda_order
+from dan.passes.baselines.hmcos_order import HmcosOptions, hmcos_order
+from dan.passes.baselines.magis_order import magis_order
 
 __all__ = ["ORDER_BASELINES", "HmcosOptions", "eda_order", "hmcos_order", "magis_order", "original_order"]
 
 
-def original_order(graph: KernelGraph, target: Target) -> list[int]:
+def original_order(graph: KernelGraph, target: Core) -> list[int]:
     """The input order (see `input_order`); the hardware does not matter."""
     del target
     return input_order(graph)
 
 
-def _hmcos_default(graph: KernelGraph, target: Target) -> list[int]:
+def _hmcos_default(graph: KernelGraph, target: Core) -> list[int]:
     return hmcos_order(graph, target)
 
 
-ORDER_BASELINES: dict[str, Callable[[KernelGraph, Target], list[int]]] = {
+ORDER_BASELINES: dict[str, Callable[[KernelGraph, Core], list[int]]] = {
     "original": original_order,
     "magis": magis_order,
     "hmcos": _hmcos_default,

@@ -38,10 +38,10 @@ Where the source is silent or does not fit a kernel graph, this module chooses:
 from __future__ import annotations
 
 from dan.dialect.graph import ALLOC, FREE, KernelGraph, reverse_post_order
-from dan.dialect.target import Target
+from dan.dialect.target import Core
 
 
-def magis_order(graph: KernelGraph, target: Target) -> list[int]:
+def magis_order(graph: KernelGraph, target: Core) -> list[int]:
     """MAGIS order of all node indices (a topological order); see the module docstring."""
     order = _allocate_at_use(graph, _operation_rpo(graph))
     return _hoist_loads(graph, target, order)
@@ -93,7 +93,7 @@ def _allocate_at_use(graph: KernelGraph, rpo: list[int]) -> list[int]:
     return order
 
 
-def _hoist_loads(graph: KernelGraph, target: Target, order: list[int]) -> list[int]:
+def _hoist_loads(graph: KernelGraph, target: Core, order: list[int]) -> list[int]:
     """Steps 2 and 3 of the module docstring on `order`."""
     n = graph.n
     kinds, preds, succs = graph.kinds, graph.preds, graph.succs

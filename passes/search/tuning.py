@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 
 from dan.dialect.graph import KernelGraph, Plan
 from dan.dialect.replay import Metrics, replay
-from dan.dialect.target import Target
-from dan.passes.cpe_reorder import CpeOptions, cpe
-from dan.passes.dlr_layout import DlrOptions, dlr
-from dan.passes.mpas_order import POLICIES, MpasOptions, mpas
-from dan.passes.prefetch_order import PrefetchOptions, prefetch
+from dan.dialect.target import Core
+from dan.passes.dan.cpe_reorder import CpeOptions, cpe
+from dan.passes.dan.dlr_layout import DlrOptions, dlr
+from dan.passes.dan.mpas_order import POLICIES, MpasOptions, mpas
+from dan.passes.search.prefetch_order import PrefetchOptions, prefetch
 
 
 class TuneError(ValueError):
@@ -86,7 +86,7 @@ class Tuned:
     trials: list[Trial] = field(default_factory=list)
 
 
-def tune(graph: KernelGraph, target: Target, options: TuneOptions = TuneOptions()) -> Tuned:
+def tune(graph: KernelGraph, target: Core, options: TuneOptions = TuneOptions()) -> Tuned:
     """Run MPAS -> prefetch -> DLR -> CPE for every candidate; keep the best by
     `options.objective`. Identical orders are laid out once."""
     best: tuple[tuple[int, ...], Plan, Metrics, Candidate] | None = None

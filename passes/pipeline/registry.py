@@ -8,44 +8,44 @@ from xdsl.passes import ModulePass
 
 
 def _mpas() -> type[ModulePass]:
-    from dan.passes.mpas import MpasPass
+    from dan.passes.dan.mpas import MpasPass
 
     return MpasPass
 
 
 def _dlr() -> type[ModulePass]:
-    from dan.passes.dlr import DlrPass
+    from dan.passes.dan.dlr import DlrPass
 
     return DlrPass
 
 
 def _cpe() -> type[ModulePass]:
-    from dan.passes.cpe import CpePass
+    from dan.passes.dan.cpe import CpePass
 
     return CpePass
 
 
 def _prefetch() -> type[ModulePass]:
-    from dan.passes.prefetch import PrefetchPass
+    from dan.passes.search.prefetch import PrefetchPass
 
     return PrefetchPass
 
 
 def _tune() -> type[ModulePass]:
-    from dan.passes.tune import TunePass
+    from dan.passes.search.tune import TunePass
 
     return TunePass
 
 
 def _verify() -> type[ModulePass]:
-    from dan.passes.verify_plan import VerifyPlanPass
+    from dan.passes.pipeline.verify_plan import VerifyPlanPass
 
     return VerifyPlanPass
 
 
 def _baseline(name: str) -> Callable[[], type[ModulePass]]:
     def load() -> type[ModulePass]:
-        from dan.passes import baselines
+        from dan.passes.baselines import passes as baselines
 
         return getattr(baselines, name)
 

@@ -26,10 +26,10 @@ Where the description is silent, this module chooses:
 from __future__ import annotations
 
 from dan.dialect.graph import KernelGraph
-from dan.dialect.target import Target
+from dan.dialect.target import Core
 
 
-def eda_order(graph: KernelGraph, target: Target) -> list[int]:
+def eda_order(graph: KernelGraph, target: Core) -> list[int]:
     """EDA-style order of all node indices (a topological order)."""
     n = graph.n
     capacity = sum(target.capacity[t] for t in target.peak_tiers)

@@ -6,14 +6,14 @@ from dataclasses import dataclass
 
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
-from dan.passes.kernel_rewrite import PlanningPass
-from dan.passes.tuning import TuneOptions, tune
+from dan.passes.pipeline.kernel_rewrite import PlanningPass
+from dan.passes.search.tuning import TuneOptions, tune
 
 
 @dataclass(frozen=True)
 class TunePass(PlanningPass):
     """Run mpas (every policy) -> prefetch (off, bounded, unbounded) -> dlr -> cpe and
-    keep the plan that is best by `objective` (see `dan.passes.tuning`)."""
+    keep the plan that is best by `objective` (see `dan.passes.search.tuning`)."""
 
     name = "tune"
 

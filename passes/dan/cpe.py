@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
-from dan.passes.cpe_reorder import CpeOptions, cpe
-from dan.passes.kernel_rewrite import PlanningPass
+from dan.passes.dan.cpe_reorder import CpeOptions, cpe
+from dan.passes.pipeline.kernel_rewrite import PlanningPass
 
 
 @dataclass(frozen=True)
 class CpePass(PlanningPass):
-    """Critical path enhancement (see `dan.passes.cpe_reorder`): layout and spills are
+    """Critical path enhancement (see `dan.passes.dan.cpe_reorder`): layout and spills are
     kept; the order changes only when the makespan strictly drops.
 
     Options: `cpe{window=8 passes=2 move_events=false}`. xDSL turns `-` into `_` in

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from sortedcontainers import SortedDict, SortedList
 
 from dan.dialect.graph import ALLOC, FREE, KernelGraph, Plan, check_order
-from dan.dialect.target import L0_TIERS, PIPES, SPILL_IN_PIPE, SPILL_OUT_PIPE, TIER_INDEX, TIERS, Target
+from dan.dialect.target import L0_TIERS, PIPES, SPILL_IN_PIPE, SPILL_OUT_PIPE, TIER_INDEX, TIERS, Core
 
 _INF = float("inf")
 
@@ -376,7 +376,7 @@ SPEC = DlrOptions(
 node that needs it, eviction by reuse and cost alone (any policy may be set on it)."""
 
 
-def dlr(graph: KernelGraph, order: list[int], target: Target, options: DlrOptions = DlrOptions()) -> Plan:
+def dlr(graph: KernelGraph, order: list[int], target: Core, options: DlrOptions = DlrOptions()) -> Plan:
     """Lay out `order` (original node indices, topological) on `target`, spilling as needed.
 
     Raises `LayoutError` when one node needs more of a tier than the tier holds, and
@@ -409,7 +409,7 @@ def dlr(graph: KernelGraph, order: list[int], target: Target, options: DlrOption
     return scan.run()
 
 
-def _check_fits(graph: KernelGraph, order: list[int], target: Target, footprint: list[int], alignment: int) -> None:
+def _check_fits(graph: KernelGraph, order: list[int], target: Core, footprint: list[int], alignment: int) -> None:
     """Raise `LayoutError` for the first node whose buffers exceed a tier together."""
     for v in order:
         if graph.kinds[v] == FREE:
@@ -474,7 +474,7 @@ class _Scan:
     `late` and `gap` spill nodes the times are exact; `early` ones make them estimates.
     """
 
-    def __init__(self, graph: KernelGraph, order: list[int], target: Target, options: DlrOptions) -> None:
+    def __init__(self, graph: KernelGraph, order: list[int], target: Core, options: DlrOptions) -> None:
         self.graph, self.order, self.options = graph, order, options
         self.evict = POLICIES[options.policy]
         self.placement = [
@@ -787,7 +787,7 @@ class _Scan:
         return placed
 
 
-def _spill_cost(graph: KernelGraph, target: Target, options: DlrOptions, b: int) -> float:
+def _spill_cost(graph: KernelGraph, target: Core, options: DlrOptions, b: int) -> float:
     """Weighted cost of spilling b once: DDR traffic plus SPILL_OUT and SPILL_IN cycles.
 
     A COPY_IN-backed buffer moves `size` units and its SPILL_OUT takes no cycles;

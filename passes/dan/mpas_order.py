@@ -98,7 +98,7 @@ import heapq
 from dataclasses import dataclass
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, topological_order
-from dan.dialect.target import L0_TIERS, Target
+from dan.dialect.target import L0_TIERS, Core
 
 POLICIES: dict[str, tuple[str, ...]] = {
     "balanced": ("level", "delta", "criticality"),
@@ -151,12 +151,12 @@ class MpasResult:
     """Failed sets of admitted L0 ALLOCs the search backed out of."""
 
 
-def mpas(graph: KernelGraph, target: Target, options: MpasOptions = MpasOptions()) -> list[int]:
+def mpas(graph: KernelGraph, target: Core, options: MpasOptions = MpasOptions()) -> list[int]:
     """A memory-pressure-aware topological order of `graph` (node indices)."""
     return mpas_schedule(graph, target, options).order
 
 
-def mpas_schedule(graph: KernelGraph, target: Target, options: MpasOptions = MpasOptions()) -> MpasResult:
+def mpas_schedule(graph: KernelGraph, target: Core, options: MpasOptions = MpasOptions()) -> MpasResult:
     """`mpas` with the search statistics; see the module docstring."""
     topo = topological_order(graph)
     keys, weight = _packed_keys(graph, target, options.policy, downstream_criticality(graph, topo))
@@ -249,7 +249,7 @@ def node_levels(graph: KernelGraph) -> list[int]:
     return [0 if k == FREE else 2 if k == ALLOC else 1 for k in graph.kinds]
 
 
-def priority_keys(graph: KernelGraph, target: Target, policy: str, h: list[int]) -> list[int]:
+def priority_keys(graph: KernelGraph, target: Core, policy: str, h: list[int]) -> list[int]:
     """Each node's key packed into one int: comparing keys compares the policy's tuples.
 
     Every field is shifted to be non-negative and the fields are mixed radix-wise, most
@@ -259,7 +259,7 @@ def priority_keys(graph: KernelGraph, target: Target, policy: str, h: list[int])
     return _packed_keys(graph, target, policy, h)[0]
 
 
-def _packed_keys(graph: KernelGraph, target: Target, policy: str, h: list[int]) -> tuple[list[int], int]:
+def _packed_keys(graph: KernelGraph, target: Core, policy: str, h: list[int]) -> tuple[list[int], int]:
     """`priority_keys` and the place value of the `locality` digit (0: the policy has none).
     The digit is `(n + 1)^2 - 1 - (r1 * (n + 1) + r2)` for locality `(r1, r2)`."""
     n = graph.n
@@ -283,7 +283,7 @@ def _packed_keys(graph: KernelGraph, target: Target, policy: str, h: list[int]) 
     return [k * n + v for v, k in enumerate(keys)], weight * n
 
 
-def locality_footprints(graph: KernelGraph, target: Target) -> list[tuple[int, ...] | None]:
+def locality_footprints(graph: KernelGraph, target: Core) -> list[tuple[int, ...] | None]:
     """Per node, the footprint of an L0 ALLOC (see the module docstring), else None.
 
     Peak-tier buffers in first-seen order: the users' own, then those their non-peak
@@ -313,7 +313,7 @@ def locality_footprints(graph: KernelGraph, target: Target) -> list[tuple[int, .
     return out
 
 
-def _touched_peak_buffers(graph: KernelGraph, target: Target) -> list[tuple[int, ...]]:
+def _touched_peak_buffers(graph: KernelGraph, target: Core) -> list[tuple[int, ...]]:
     """Per node, the peak-tier buffers it places or uses (none for a FREE)."""
     peak = frozenset(target.peak_tiers)
     tier = graph.buf_tier

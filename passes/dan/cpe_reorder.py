@@ -120,7 +120,7 @@ from dataclasses import dataclass
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
 from dan.dialect.plan_edges import node_cycles, node_pipes, plan_preds, start_time
 from dan.dialect.replay import replay
-from dan.dialect.target import PIPES, Target
+from dan.dialect.target import PIPES, Core
 
 
 class CpeError(ValueError):
@@ -142,7 +142,7 @@ class CpeOptions:
     event keeps its position."""
 
 
-def cpe(graph: KernelGraph, plan: Plan, target: Target, options: CpeOptions = CpeOptions()) -> Plan:
+def cpe(graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions = CpeOptions()) -> Plan:
     """A plan with a reordered schedule and a makespan strictly below `plan`'s, or with
     `plan`'s order when none was found; same offsets and spills. Raises CpeError for
     bad options or an input plan the replay rejects."""
@@ -210,7 +210,7 @@ class _Timeline:
     """
 
     def __init__(
-        self, graph: KernelGraph, plan: Plan, target: Target, start: list[int], finish: list[int], move_events: bool
+        self, graph: KernelGraph, plan: Plan, target: Core, start: list[int], finish: list[int], move_events: bool
     ) -> None:
         self.order = list(plan.order)
         self.preds = plan_preds(graph, plan, target)

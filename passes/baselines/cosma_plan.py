@@ -47,15 +47,15 @@ from bisect import bisect_left, bisect_right
 from dataclasses import replace
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
-from dan.dialect.target import TIERS, Target
-from dan.passes.hmcos_order import op_level_view
+from dan.dialect.target import TIERS, Core
+from dan.passes.baselines.hmcos_order import op_level_view
 
 
 class CosmaError(ValueError):
     """An operation (or a buffer) that needs more of a tier than the tier holds."""
 
 
-def cosma_order(graph: KernelGraph, target: Target) -> list[int]:
+def cosma_order(graph: KernelGraph, target: Core) -> list[int]:
     """Min-peak list order of all node indices (step 1 of the module docstring)."""
     every_tier = replace(target, peak_tiers=tuple(range(len(TIERS))))
     view = op_level_view(graph, every_tier)
@@ -89,14 +89,14 @@ def cosma_order(graph: KernelGraph, target: Target) -> list[int]:
     return view.emit(unit_order)
 
 
-def cosma_plan(graph: KernelGraph, target: Target) -> Plan:
+def cosma_plan(graph: KernelGraph, target: Core) -> Plan:
     """Order, layout and spills (the module docstring); raises CosmaError when some
     operation's buffers cannot fit their tier together."""
     _check_fits(graph, target)
     return _Allocator(graph, target, cosma_order(graph, target)).run()
 
 
-def _check_fits(graph: KernelGraph, target: Target) -> None:
+def _check_fits(graph: KernelGraph, target: Core) -> None:
     cap = target.capacity
     for b, size in enumerate(graph.buf_size):
         t = graph.buf_tier[b]
@@ -157,7 +157,7 @@ class _FreeList:
 class _Allocator:
     """One walk of the order: placements, evictions and the plan being built."""
 
-    def __init__(self, graph: KernelGraph, target: Target, order: list[int]) -> None:
+    def __init__(self, graph: KernelGraph, target: Core, order: list[int]) -> None:
         self.graph = graph
         self.order = order
         nbuf = len(graph.buf_ids)

@@ -9,7 +9,7 @@ from xdsl.utils.exceptions import PassFailedException
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
 from dan.dialect.replay import replay
-from dan.passes.kernel_rewrite import PlanningPass
+from dan.passes.pipeline.kernel_rewrite import PlanningPass
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The DAN-Scheduler stages: MPAS (order), DLR (layout and spills), CPE (reordering)."""

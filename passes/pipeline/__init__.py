@@ -1,0 +1,1 @@
+"""What every pass shares: the planning-pass base, the pass registry, plan verification."""
