@@ -21,7 +21,8 @@ from dan.dialect.replay import order_peaks, replay
 from dan.dialect.target import CONTEST, TIERS, Core
 from dan.lowering.generate import random_kernel
 from dan.passes.dan import cpe_reorder
-from dan.passes.dan.cpe_reorder import CpeError, CpeOptions, cpe, keeps_lifetimes
+from dan.passes.dan.cpe_options import CpeOptions
+from dan.passes.dan.cpe_reorder import CpeError, cpe, keeps_lifetimes
 from tests.shared_data import CASES, SHARED
 
 BIG = Core("big", (1 << 30,) * 5)

@@ -24,10 +24,6 @@ from dan.dialect.replay import replay
 from dan.dialect.target import CONTEST, TIERS, Core
 from dan.lowering.generate import join_graphs, random_kernel
 from dan.passes.dan.dlr_layout import (
-    PLACEMENTS,
-    POLICIES,
-    SPEC,
-    DlrOptions,
     FreeSegments,
     FreeSince,
     LayoutError,
@@ -35,6 +31,7 @@ from dan.passes.dan.dlr_layout import (
     _Scan,
     dlr,
 )
+from dan.passes.dan.dlr_options import PLACEMENTS, POLICIES, SPEC, DlrOptions
 from tests.shared_data import CASES, SHARED
 
 

@@ -13,8 +13,10 @@ from dan.dialect.replay import order_peaks, replay
 from dan.dialect.target import CONTEST
 from dan.lowering.generate import random_kernel
 from dan.lowering.graph_files import read_graph
-from dan.passes.dan.cpe_reorder import CpeOptions, cpe
-from dan.passes.dan.dlr_layout import POLICIES, SPEC, DlrOptions, dlr
+from dan.passes.dan.cpe_options import CpeOptions
+from dan.passes.dan.cpe_reorder import cpe
+from dan.passes.dan.dlr_layout import dlr
+from dan.passes.dan.dlr_options import POLICIES, SPEC, DlrOptions
 from dan.passes.dan.mpas_order import MpasOptions, mpas
 from dan.passes.dan.mpas_order import POLICIES as MPAS_POLICIES
 from dan.passes.search.prefetch_order import PrefetchOptions, prefetch

@@ -54,8 +54,10 @@ def _timed(stages: dict[str, float], name: str, fn: Callable[[], object]) -> obj
 
 def run_method(method: str, graph: KernelGraph, target: Core) -> Run:
     """Plan `graph` with `method` and replay the result."""
-    from dan.passes.dan.cpe_reorder import CpeOptions, cpe
-    from dan.passes.dan.dlr_layout import DlrOptions, dlr
+    from dan.passes.dan.cpe_options import CpeOptions
+    from dan.passes.dan.cpe_reorder import cpe
+    from dan.passes.dan.dlr_layout import dlr
+    from dan.passes.dan.dlr_options import DlrOptions
     from dan.passes.dan.mpas_order import mpas
 
     stages: dict[str, float] = {}

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
-from dan.passes.dan.cpe_reorder import CpeOptions, cpe
+from dan.passes.dan.cpe_options import CpeOptions
+from dan.passes.dan.cpe_reorder import cpe
 from dan.passes.pipeline.kernel_rewrite import PlanningPass
 
 

@@ -121,25 +121,11 @@ from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
 from dan.dialect.plan_edges import node_cycles, node_pipes, plan_preds, start_time
 from dan.dialect.replay import replay
 from dan.dialect.target import PIPES, Core
+from dan.passes.dan.cpe_options import CpeOptions
 
 
 class CpeError(ValueError):
     """A plan CPE cannot work on (or, never expected, a result the replay rejects)."""
-
-
-@dataclass(frozen=True)
-class CpeOptions:
-    """Knobs of the critical-path reordering."""
-
-    window: int = 8
-    """W: how far, in positions, a move around a pipe-bound critical node may reach (>= 1)."""
-    passes: int = 2
-    """P: sweeps over the critical chain; a sweep that keeps nothing ends the search (>= 0)."""
-    move_events: bool = False
-    """Let ALLOC, FREE and spill nodes move too, under the lifetime rule (module
-    docstring): no FREE that came before an ALLOC comes after it, so the order-only
-    peaks and the L0 rule stay or improve. Offsets and spills stay valid. Off: every
-    event keeps its position."""
 
 
 def cpe(graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions = CpeOptions()) -> Plan:

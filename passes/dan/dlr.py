@@ -6,7 +6,8 @@ from dataclasses import dataclass, replace
 
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
-from dan.passes.dan.dlr_layout import PLACEMENTS, POLICIES, RELOADS, SPEC, TIE_BREAKS, DlrOptions, dlr
+from dan.passes.dan.dlr_layout import dlr
+from dan.passes.dan.dlr_options import PLACEMENTS, POLICIES, RELOADS, SPEC, TIE_BREAKS, DlrOptions
 from dan.passes.pipeline.kernel_rewrite import PlanningPass, check_choice, original_order
 
 _DEFAULT = DlrOptions()

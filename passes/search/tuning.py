@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from dan.dialect.graph import KernelGraph, Plan
 from dan.dialect.replay import Metrics, replay
 from dan.dialect.target import Core
-from dan.passes.dan.cpe_reorder import CpeOptions, cpe
-from dan.passes.dan.dlr_layout import DlrOptions, dlr
+from dan.passes.dan.cpe_options import CpeOptions
+from dan.passes.dan.cpe_reorder import cpe
+from dan.passes.dan.dlr_layout import dlr
+from dan.passes.dan.dlr_options import DlrOptions
 from dan.passes.dan.mpas_order import POLICIES, MpasOptions, mpas
 from dan.passes.search.prefetch_order import PrefetchOptions, prefetch
 

@@ -1,0 +1,87 @@
+"""DLR's options: how eviction victims are chosen, buffers placed and spill nodes positioned.
+
+`DlrOptions` holds one setting per choice; the name tables (`POLICIES`, `PLACEMENTS`,
+`RELOADS`, `TIE_BREAKS`) list the valid values of its string fields, and `SPEC` is the
+layout of the DLR specification. Plain data: nothing here imports the scan or xDSL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+POLICIES: tuple[str, ...] = ("cost", "lru", "belady")
+"""Eviction policy names (`DlrOptions.policy`): `cost` clears the contiguous window
+with the best reuse distance per unit of spill cost; `lru` and `belady` evict in rank
+order (least recently used, farthest next use) until a window fits."""
+
+
+@dataclass(frozen=True)
+class DlrOptions:
+    """How DLR chooses eviction victims, places buffers and positions spill nodes.
+
+    The defaults are the settings that measured best (makespan, then traffic) on the
+    public Matmul, FlashAttention and Conv kernels; the layout of the DLR specification
+    (best fit, spill nodes right before the node that needs them, no stall rule) is
+    `SPEC`: best-fit placements, `late` spill nodes, `stall=0`.
+    """
+
+    policy: str = "cost"
+    """Eviction policy, a key of `POLICIES`: `cost` (L1/UB by reuse distance per unit of
+    spill cost, L0 tiers by next use), `lru` (least recently used) or `belady` (farthest
+    next use in every tier). `cost` and `belady` evict a dead buffer first."""
+    l_byte: float = 1.0
+    """Weight of a spill's DDR traffic (size units) in the `cost` score."""
+    l_cyc: float = 1.0
+    """Weight of a spill's transfer cycles (SPILL_OUT plus SPILL_IN) in the `cost` score."""
+    alignment: int = 1
+    """Every offset is a multiple of it; sizes are rounded up to it for placement."""
+    placement: str = "fit-oldest"
+    """How an L1 placement picks among the free windows that fit, a name in
+    `PLACEMENTS`. `fit-oldest` keeps best fit's leftover and only breaks its ties
+    (equal leftover, either end of a segment) towards addresses released longest ago,
+    so a load rarely waits for the release just before it."""
+    ub_placement: str = "best-fit"
+    """The same for UB (on FlashAttention every other rule measured more traffic)."""
+    l0_placement: str = "timed"
+    """The same for the L0 tiers. `timed` alternates buffers between free slots
+    (ping-pong) exactly when the slot released last would delay the placement."""
+    reload: str = "gap"
+    """Where a SPILL_IN goes, a name in `RELOADS`."""
+    spill_out: str = "gap"
+    """Where an eviction's SPILL_OUT goes, a name in `RELOADS`."""
+    early_window: int = 0
+    """`early` spill nodes move back at most this many output positions (0: no limit)."""
+    stall: float = 0.1
+    """`cost` policy: a window whose victims' release (or whose free space's last
+    release) would finish after the placement's earliest start otherwise (for a
+    reload: its SPILL_OUT's finish and its pipe; for an ALLOC: its edges and its first
+    user's pipe) scores `1 + stall` times worse; `inf`: such a window is taken only
+    when every window is one; 0: timing plays no part in eviction."""
+    tie_break: str = "index"
+    """`lru` and `belady` victims of equal rank: lowest buffer index (`index`) or least
+    recently touched first (`lru`)."""
+
+
+PLACEMENTS: tuple[str, ...] = ("best-fit", "fit-oldest", "oldest", "timed", "fit-timed")
+"""`best-fit`: smallest leftover, lowest offset on ties. `oldest`: the window whose
+addresses have been free since the earliest output position (last occupants released
+earliest, or never used), then best fit. `fit-oldest`: best fit, ties to the oldest.
+`timed`: the window whose last occupants' releases finish earliest (its reuse edges),
+counting every finish before the placement's earliest start as equal, then best fit.
+`fit-timed`: best fit, ties by that time. Candidate windows are flush with either
+end of a fitting free segment."""
+RELOADS: tuple[str, ...] = ("late", "early", "gap")
+"""`late`: right before the node that needs the reload (SPILL_IN) or evicts (SPILL_OUT).
+`early`: at the earliest position it may take (SPILL_IN: after its SPILL_OUT, once its
+new range is free for good; SPILL_OUT: right after the victim's last touch), at most
+`early_window` positions back. `gap`: into the earliest idle gap of its pipe, in the
+already emitted part, that it fits without delaying the next node of that pipe,
+within the positions `early` may take; `late` when no gap fits."""
+TIE_BREAKS: tuple[str, ...] = ("index", "lru")
+"""`DlrOptions.tie_break` names."""
+
+SPEC = DlrOptions(
+    placement="best-fit", ub_placement="best-fit", l0_placement="best-fit", reload="late", spill_out="late", stall=0.0
+)
+"""The layout of the DLR specification: best fit, every spill node right before the
+node that needs it, eviction by reuse and cost alone (any policy may be set on it)."""
