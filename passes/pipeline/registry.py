@@ -52,6 +52,15 @@ def _baseline(name: str) -> Callable[[], type[ModulePass]]:
     return load
 
 
+def _analysis(module: str, name: str) -> Callable[[], type[ModulePass]]:
+    def load() -> type[ModulePass]:
+        from importlib import import_module
+
+        return getattr(import_module(f"dan.passes.analysis.{module}"), name)
+
+    return load
+
+
 DAN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "mpas": _mpas,
     "dlr": _dlr,
@@ -64,4 +73,6 @@ DAN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "magis": _baseline("MagisPass"),
     "eda": _baseline("EdaPass"),
     "cosma": _baseline("CosmaPass"),
+    "test-print-liveness": _analysis("print_liveness", "PrintLivenessPass"),
+    "test-print-timeline": _analysis("print_timeline", "PrintTimelinePass"),
 }

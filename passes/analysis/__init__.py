@@ -1,0 +1,1 @@
+"""Analyses printed as text through test passes (`test-print-liveness`, `test-print-timeline`)."""

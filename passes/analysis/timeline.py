@@ -1,0 +1,66 @@
+"""The per-pipe timeline of a plan under the replay cost model.
+
+Invariant: each pipe lists its nodes in plan order (the order it issues them), each with
+the start and finish `replay` gives it; ALLOC and FREE run on no pipe and are left out;
+spill nodes run on the target's spill pipes. The makespan is the largest finish.
+Nothing here imports xDSL.
+"""
+
+from __future__ import annotations
+
+from dan.dialect.graph import KernelGraph, Plan
+from dan.dialect.replay import Metrics, replay
+from dan.dialect.target import Core
+
+
+class TimelineError(ValueError):
+    """A plan the replay rejects: it has no timing."""
+
+
+def node_label(graph: KernelGraph, plan: Plan, v: int) -> str:
+    """`OP id` with the user's id; spill nodes as `SPILL_OUT id (buffer b)`."""
+    n = graph.n
+    if v < n:
+        return f"{graph.ops[v]} {graph.node_ids[v]}"
+    k = v - n
+    kind = "SPILL_IN" if k % 2 else "SPILL_OUT"
+    return f"{kind} {graph.spill_id_base + k} (buffer {graph.buf_ids[plan.spills[k // 2][0]]})"
+
+
+def pipe_nodes(graph: KernelGraph, plan: Plan, target: Core) -> list[list[int]]:
+    """Per pipe of `target` (by index), its plan nodes in plan order."""
+    n = graph.n
+    lanes: list[list[int]] = [[] for _ in target.pipes]
+    for v in plan.order:
+        if v < n:
+            p = graph.pipes[v]
+        else:
+            p = target.spill_in_pipe if (v - n) % 2 else target.spill_out_pipe
+        if p >= 0:
+            lanes[p].append(v)
+    return lanes
+
+
+def timed(graph: KernelGraph, plan: Plan, target: Core) -> Metrics:
+    """The replay of `plan`; raises TimelineError naming the first broken invariant."""
+    m = replay(graph, plan, target)
+    if m.violation is not None:
+        raise TimelineError(f"invalid plan ({m.violation.kind}): {m.violation.message}")
+    return m
+
+
+def format_timeline(graph: KernelGraph, plan: Plan, target: Core) -> str:
+    """The timeline as `//` comment lines (the output stays valid IR text):
+
+        // timeline @k: makespan 110
+        // MTE2
+        //   COPY_IN 3 [0, 10)
+    Pipes without nodes are left out.
+    """
+    m = timed(graph, plan, target)
+    lines = [f"// timeline @{graph.name}: makespan {m.makespan}"]
+    for p, lane in enumerate(pipe_nodes(graph, plan, target)):
+        if lane:
+            lines.append(f"// {target.pipes[p]}")
+            lines += [f"//   {node_label(graph, plan, v)} [{m.start[v]}, {m.finish[v]})" for v in lane]
+    return "\n".join(lines) + "\n"
