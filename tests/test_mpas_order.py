@@ -19,9 +19,8 @@ from dan.dialect.target import CONTEST, L0_TIERS, TIER_INDEX, Core
 from dan.lowering.generate import join_graphs, random_kernel
 from dan.lowering.graph_files import read_graph
 from dan.passes.dan import mpas_order
+from dan.passes.dan.mpas_options import POLICIES, MpasOptions
 from dan.passes.dan.mpas_order import (
-    POLICIES,
-    MpasOptions,
     downstream_criticality,
     feeder_producers,
     locality_footprints,

@@ -17,9 +17,11 @@ from dan.passes.dan.cpe_options import CpeOptions
 from dan.passes.dan.cpe_reorder import cpe
 from dan.passes.dan.dlr_layout import dlr
 from dan.passes.dan.dlr_options import POLICIES, SPEC, DlrOptions
-from dan.passes.dan.mpas_order import MpasOptions, mpas
-from dan.passes.dan.mpas_order import POLICIES as MPAS_POLICIES
-from dan.passes.search.prefetch_order import PrefetchOptions, prefetch
+from dan.passes.dan.mpas_options import POLICIES as MPAS_POLICIES
+from dan.passes.dan.mpas_options import MpasOptions
+from dan.passes.dan.mpas_order import mpas
+from dan.passes.search.prefetch_options import PrefetchOptions
+from dan.passes.search.prefetch_order import prefetch
 from dan.passes.search.tuning import tune
 from tests.shared_data import CASES, workload
 from tests.test_dlr_layout import shrunk

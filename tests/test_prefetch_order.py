@@ -25,13 +25,10 @@ from dan.dialect.target import CONTEST, PIPES, TIERS, Core
 from dan.lowering.generate import join_graphs, random_kernel
 from dan.lowering.graph_files import read_graph
 from dan.passes.dan.dlr_layout import dlr
-from dan.passes.dan.mpas_order import MpasOptions, mpas
-from dan.passes.search.prefetch_order import (
-    MaxTree,
-    PrefetchError,
-    PrefetchOptions,
-    prefetch,
-)
+from dan.passes.dan.mpas_options import MpasOptions
+from dan.passes.dan.mpas_order import mpas
+from dan.passes.search.prefetch_options import PrefetchError, PrefetchOptions
+from dan.passes.search.prefetch_order import MaxTree, prefetch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.shared_data import CASES, SHARED
@@ -253,10 +250,11 @@ def test_property_any_options(seed: int, lookahead: int, cover: float, slack: in
 def test_bad_options_are_diagnosed() -> None:
     with pytest.raises(PrefetchError, match="lookahead, cover and peak_slack >= 0"):
         PrefetchOptions(lookahead=-1)
+    g = two_loads()  # pipe and tier names are the core's
     with pytest.raises(PrefetchError, match="unknown prefetch pipe 'DMA'.*MTE2"):
-        PrefetchOptions(pipes=("DMA",))
+        prefetch(g, list(range(g.n)), CONTEST, PrefetchOptions(pipes=("DMA",)))
     with pytest.raises(PrefetchError, match="unknown prefetch tier 'L2'.*L0C"):
-        PrefetchOptions(tiers=("L2",))
+        prefetch(g, list(range(g.n)), CONTEST, PrefetchOptions(tiers=("L2",)))
 
 
 def test_bad_orders_are_diagnosed() -> None:

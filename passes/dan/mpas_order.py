@@ -99,16 +99,7 @@ from dataclasses import dataclass
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, topological_order
 from dan.dialect.target import L0_TIERS, Core
-
-POLICIES: dict[str, tuple[str, ...]] = {
-    "balanced": ("level", "delta", "criticality"),
-    "memory-first": ("level", "delta"),
-    "criticality-first": ("level", "criticality", "delta"),
-    "balanced-locality": ("level", "delta", "locality", "criticality"),
-}
-"""Policy name -> key fields compared in order (the node index always breaks ties).
-`level` leads every policy: the scheduler relies on FREEs and operations preceding ALLOCs.
-`locality` (larger first) is dynamic and only set on L0 ALLOCs; see the module docstring."""
+from dan.passes.dan.mpas_options import POLICIES, MpasOptions
 
 LOCALITY_BUDGET = 16
 """Locality re-keys allowed per greedy run, per node and edge of the graph."""
@@ -118,25 +109,6 @@ FOOTPRINT_CAP = 64
 
 SEARCH_BUDGET = 200_000
 """Nodes the L0 search may schedule in abandoned greedy runs before it gives up."""
-
-
-@dataclass(frozen=True)
-class MpasOptions:
-    """How MPAS ranks the ready set."""
-
-    policy: str = "balanced"
-    """Key order: `balanced` (level, delta, -h, index), the paper's key; `memory-first`
-    (level, delta, index: no criticality term); `criticality-first` (level, -h, delta,
-    index); or `balanced-locality` (level, delta, -locality, -h, index): `balanced` where
-    L0 ALLOCs that stage the most recently used L1/UB buffers go first (see the module
-    docstring). On the public Matmul it keeps the peak and cuts DLR's spills and makespan."""
-    l0_rule: bool = True
-    """Keep at most one live buffer per L0 tier in the order (MODEL.md), so the order's
-    peak compares with published order-only peaks. False: the plain key, no gating."""
-
-    def __post_init__(self) -> None:
-        if self.policy not in POLICIES:
-            raise ValueError(f"unknown policy '{self.policy}' (valid: {', '.join(POLICIES)})")
 
 
 @dataclass

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
 from dan.passes.pipeline.kernel_rewrite import PlanningPass, original_order
-from dan.passes.search.prefetch_order import PrefetchOptions, prefetch
+from dan.passes.search.prefetch_options import PrefetchOptions
+from dan.passes.search.prefetch_order import prefetch
 
 
 @dataclass(frozen=True)

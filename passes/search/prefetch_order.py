@@ -48,53 +48,21 @@ from dataclasses import dataclass
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, check_order
 from dan.dialect.replay import order_peaks
-from dan.dialect.target import L0_TIERS, PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Core
-
-
-class PrefetchError(ValueError):
-    """Bad options, or an input order that is not a topological order of the graph."""
-
-
-@dataclass(frozen=True)
-class PrefetchOptions:
-    """Which load chains `prefetch` hoists, and how far."""
-
-    lookahead: int = 256
-    """Largest hoist distance of a chain's operation, in slots (>= 0)."""
-    cover: float = 2.0
-    """Hoist no further than needed to put `cover * cycles(c)` cycles of operations on
-    other pipes between the chain's new and old places (>= 0; 0: no such limit)."""
-    peak_slack: int = 0
-    """How far the order-only peak over the peak tiers may grow (size units, >= 0)."""
-    pipes: tuple[str, ...] = ("MTE2",)
-    """Pipes whose operations head load chains."""
-    tiers: tuple[str, ...] = ("L1", "UB")
-    """Tiers of the fresh buffers a chain takes along; listing an L0 tier lets chains
-    allocate it (the L0 rule is then checked over the crossed slots)."""
-    keep_pipe_order: bool = True
-    """Never hoist a chain's operation past another node of its pipe."""
-    capacity_bound: bool = True
-    """Keep each chain tier's residency within its capacity over the crossed slots, so
-    DLR meets no extra pressure. False: only the peak (and L0) limits apply."""
-
-    def __post_init__(self) -> None:
-        if self.lookahead < 0 or self.cover < 0 or self.peak_slack < 0:
-            raise PrefetchError(
-                f"prefetch needs lookahead, cover and peak_slack >= 0, got lookahead={self.lookahead} "
-                f"cover={self.cover} peak_slack={self.peak_slack}"
-            )
-        for p in self.pipes:
-            if p not in PIPE_INDEX:
-                raise PrefetchError(f"unknown prefetch pipe '{p}' (pipes: {', '.join(PIPES)})")
-        for t in self.tiers:
-            if t not in TIER_INDEX:
-                raise PrefetchError(f"unknown prefetch tier '{t}' (tiers: {', '.join(TIERS)})")
+from dan.dialect.target import Core
+from dan.passes.search.prefetch_options import PrefetchError, PrefetchOptions
 
 
 def prefetch(graph: KernelGraph, order: list[int], target: Core, options: PrefetchOptions = PrefetchOptions()) -> list[int]:
     """`order` with its load chains hoisted (see the module docstring). Raises
-    PrefetchError when `order` is not a topological order of the graph's nodes."""
+    PrefetchError when `order` is not a topological order of the graph's nodes, or when
+    `options` names a pipe or tier that `target` lacks."""
     check_order(graph, order, PrefetchError)
+    for p in options.pipes:
+        if p not in target.pipe_index:
+            raise PrefetchError(f"unknown prefetch pipe '{p}' (pipes: {', '.join(target.pipes)})")
+    for t in options.tiers:
+        if t not in target.tier_index:
+            raise PrefetchError(f"unknown prefetch tier '{t}' (tiers: {', '.join(target.tiers)})")
     return _Hoister(graph, order, target, options).run()
 
 
@@ -188,6 +156,7 @@ class _Hoister:
 
     def __init__(self, graph: KernelGraph, order: list[int], target: Core, options: PrefetchOptions) -> None:
         self.graph, self.order, self.options = graph, order, options
+        self.pipe_count = len(target.pipes)
         n = graph.n
         self.slot = [0] * n
         for s, v in enumerate(order):
@@ -195,8 +164,8 @@ class _Hoister:
         self.hoisted = [False] * n
         self.inserted: list[list[int]] = [[] for _ in range(n)]
         """Per slot, the hoisted nodes placed before its input node."""
-        self.chain_pipes = frozenset(PIPE_INDEX[p] for p in options.pipes)
-        self.chain_tiers = frozenset(TIER_INDEX[t] for t in options.tiers)
+        self.chain_pipes = frozenset(target.pipe_index[p] for p in options.pipes)
+        self.chain_tiers = frozenset(target.tier_index[t] for t in options.tiers)
         self.first_use = self._first_uses()
         self.work = [0]
         """`work[s]`: cycles of the operations in input slots `[0, s)` off the chain pipes."""
@@ -227,9 +196,9 @@ class _Hoister:
         for t in sorted(self.chain_tiers):
             if options.capacity_bound:
                 step = [s if u == t else 0 for s, u in zip(size, tiers)]
-                profiles.append(_Profile(f"{TIERS[t]} capacity", step, target.capacity[t]))
-            if l0_rule and t in L0_TIERS:
-                profiles.append(_Profile(f"{TIERS[t]} live buffers", [int(u == t) for u in tiers], 1))
+                profiles.append(_Profile(f"{target.tiers[t]} capacity", step, target.capacity[t]))
+            if l0_rule and t in target.l0_tiers:
+                profiles.append(_Profile(f"{target.tiers[t]} live buffers", [int(u == t) for u in tiers], 1))
         kept = [p for p in profiles if any(p.step[b] for b in range(len(tiers)) if tiers[b] in self.chain_tiers)]
         for p in kept:
             p.tree = MaxTree(self._levels(p.step))
@@ -254,7 +223,7 @@ class _Hoister:
 
     def run(self) -> list[int]:
         graph, options = self.graph, self.options
-        pipe_bound = [0] * len(PIPES)
+        pipe_bound = [0] * self.pipe_count
         """Per pipe, the smallest slot a chain headed by one of its nodes may go to."""
         for s, c in enumerate(self.order):
             if graph.kinds[c] != OP:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
 from dan.passes.pipeline.kernel_rewrite import PlanningPass
-from dan.passes.search.tuning import TuneOptions, tune
+from dan.passes.search.tune_options import TuneOptions
+from dan.passes.search.tuning import tune
 
 
 @dataclass(frozen=True)

@@ -12,21 +12,14 @@ from dataclasses import dataclass, field
 from dan.dialect.graph import KernelGraph, Plan
 from dan.dialect.replay import Metrics, replay
 from dan.dialect.target import Core
-from dan.passes.dan.cpe_options import CpeOptions
 from dan.passes.dan.cpe_reorder import cpe
 from dan.passes.dan.dlr_layout import dlr
 from dan.passes.dan.dlr_options import DlrOptions
-from dan.passes.dan.mpas_order import POLICIES, MpasOptions, mpas
-from dan.passes.search.prefetch_order import PrefetchOptions, prefetch
-
-
-class TuneError(ValueError):
-    """Bad tuning options, or no candidate gave a valid plan."""
-
-
-METRICS: tuple[str, ...] = ("peak", "traffic", "spills", "makespan")
-"""Names an objective may use: order-only peak over the peak tiers, extra DDR traffic,
-spill count and makespan, all from the replay of the final plan."""
+from dan.passes.dan.mpas_options import MpasOptions
+from dan.passes.dan.mpas_order import mpas
+from dan.passes.search.prefetch_options import PrefetchOptions
+from dan.passes.search.prefetch_order import prefetch
+from dan.passes.search.tune_options import TuneError, TuneOptions
 
 
 @dataclass(frozen=True)
@@ -36,35 +29,6 @@ class Candidate:
     policy: str
     prefetch: PrefetchOptions | None
     dlr: DlrOptions
-
-
-@dataclass(frozen=True)
-class TuneOptions:
-    """The candidates `tune` tries (every combination) and how it ranks them."""
-
-    policies: tuple[str, ...] = tuple(POLICIES)
-    """MPAS policies."""
-    prefetches: tuple[PrefetchOptions | None, ...] = (None, PrefetchOptions(), PrefetchOptions(capacity_bound=False))
-    """Prefetch settings; None runs DLR on the MPAS order itself."""
-    dlrs: tuple[DlrOptions, ...] = (DlrOptions(),)
-    """DLR settings (eviction policy and cost weights)."""
-    cpe: CpeOptions | None = field(default_factory=lambda: CpeOptions(window=32, passes=4, move_events=True))
-    """CPE after DLR (None: no CPE); by default the wide, event-moving search, which
-    never lets two buffers be live together that were not before."""
-    objective: tuple[str, ...] = ("makespan", "traffic", "peak")
-    """Metrics compared in order (smaller wins); ties go to the earlier candidate."""
-    peak_budget: int = 0
-    """Peaks at or below this count as equal (0: every peak counts)."""
-
-    def __post_init__(self) -> None:
-        for name in self.objective:
-            if name not in METRICS:
-                raise TuneError(f"unknown objective metric '{name}' (metrics: {', '.join(METRICS)})")
-        for policy in self.policies:
-            if policy not in POLICIES:
-                raise TuneError(f"unknown MPAS policy '{policy}' (valid: {', '.join(POLICIES)})")
-        if not (self.policies and self.prefetches and self.dlrs):
-            raise TuneError("tune needs at least one policy, prefetch setting and DLR setting")
 
 
 @dataclass

@@ -1,0 +1,58 @@
+"""Tune's options: the portfolio of pipeline settings it tries and how it ranks them.
+
+Invariant: every `TuneOptions` names known MPAS policies and metrics and tries at least
+one policy, prefetch setting and DLR setting. Plain data: nothing here runs a pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dan.passes.dan.cpe_options import CpeOptions
+from dan.passes.dan.dlr_options import DlrOptions
+from dan.passes.dan.mpas_options import POLICIES
+from dan.passes.search.prefetch_options import PrefetchOptions
+
+
+class TuneError(ValueError):
+    """Bad tuning options, or no candidate gave a valid plan."""
+
+
+METRICS: tuple[str, ...] = ("peak", "traffic", "spills", "makespan")
+"""Names an objective may use: order-only peak over the peak tiers, extra DDR traffic,
+spill count and makespan, all from the replay of the final plan."""
+
+WIDE_CPE = CpeOptions(window=32, passes=4, move_events=True)
+"""The wide, event-moving CPE search `tune` runs after DLR (`cpe{window=32 passes=4
+move-events=true}`); it never lets two buffers be live together that were not before."""
+
+PREFETCHES: tuple[PrefetchOptions | None, ...] = (None, PrefetchOptions(), PrefetchOptions(capacity_bound=False))
+"""The prefetch settings `tune` tries by default: none, capacity-bound, peak-bound."""
+
+
+@dataclass(frozen=True)
+class TuneOptions:
+    """The candidates `tune` tries (every combination) and how it ranks them."""
+
+    policies: tuple[str, ...] = tuple(POLICIES)
+    """MPAS policies."""
+    prefetches: tuple[PrefetchOptions | None, ...] = PREFETCHES
+    """Prefetch settings; None runs DLR on the MPAS order itself."""
+    dlrs: tuple[DlrOptions, ...] = (DlrOptions(),)
+    """DLR settings (eviction policy and cost weights)."""
+    cpe: CpeOptions | None = field(default_factory=lambda: WIDE_CPE)
+    """CPE after DLR (None: no CPE); by default `WIDE_CPE`."""
+    objective: tuple[str, ...] = ("makespan", "traffic", "peak")
+    """Metrics compared in order (smaller wins); ties go to the earlier candidate."""
+    peak_budget: int = 0
+    """Peaks at or below this count as equal (0: every peak counts)."""
+
+    def __post_init__(self) -> None:
+        for name in self.objective:
+            if name not in METRICS:
+                raise TuneError(f"unknown objective metric '{name}' (metrics: {', '.join(METRICS)})")
+        for policy in self.policies:
+            if policy not in POLICIES:
+                raise TuneError(f"unknown MPAS policy '{policy}' (valid: {', '.join(POLICIES)})")
+        if not (self.policies and self.prefetches and self.dlrs):
+            raise TuneError("tune needs at least one policy, prefetch setting and DLR setting")
