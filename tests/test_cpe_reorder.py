@@ -185,7 +185,7 @@ def pipeline(case: str) -> tuple[KernelGraph, Plan]:
     """The plan MPAS + DLR make for a public workload."""
     from dan.lowering.graph_files import read_graph
     from dan.passes.dan.dlr_layout import dlr
-    from dan.passes.dan.mpas_order import mpas
+    from dan.passes.dan.mpas_search import mpas
 
     workload = SHARED / "workloads" / f"{case}.json"
     if not workload.exists():

@@ -1,4 +1,4 @@
-"""The MPAS core (`dan.passes.dan.mpas_order`): golden orders on tiny kernels for every tie-break
+"""The MPAS core (`dan.passes.dan.mpas_search` and its rooms): golden orders on tiny kernels for every tie-break
 level and policy (the locality field included), the L0 gate on the deadlock patterns of
 MODEL.md, seeded random kernels checked by the replay and by an exhaustive L0-rule oracle,
 and the public workloads."""
@@ -15,19 +15,15 @@ from hypothesis import strategies as st
 
 from dan.dialect.graph import ALLOC, FREE, KernelGraph, NodeRecord, Plan, build_graph, topological_order
 from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, L0_TIERS, TIER_INDEX, Core
+from dan.dialect.target import CONTEST, Core
 from dan.lowering.generate import join_graphs, random_kernel
 from dan.lowering.graph_files import read_graph
-from dan.passes.dan import mpas_order
+from dan.passes.dan import mpas_locality, mpas_search
+from dan.passes.dan.mpas_frontier import feeder_producers
+from dan.passes.dan.mpas_keys import downstream_criticality, priority_keys
+from dan.passes.dan.mpas_locality import locality_footprints
 from dan.passes.dan.mpas_options import POLICIES, MpasOptions
-from dan.passes.dan.mpas_order import (
-    downstream_criticality,
-    feeder_producers,
-    locality_footprints,
-    mpas,
-    mpas_schedule,
-    priority_keys,
-)
+from dan.passes.dan.mpas_search import mpas, mpas_schedule
 from tests.shared_data import CASES, workload
 
 ID_ORDER_PEAK = {"Matmul_Case0": 16384, "FlashAttention_Case0": 35592, "Conv_Case0": 133031}
@@ -83,7 +79,7 @@ def l0_rule_feasible(graph: KernelGraph) -> bool:
     is the set of L0 ALLOCs run (the rest of the graph runs as far as they allow); depth-
     first over states, never twice the same.
     """
-    l0 = [v for v in range(graph.n) if graph.kinds[v] == ALLOC and graph.buf_tier[graph.node_bufs[v][0]] in L0_TIERS]
+    l0 = [v for v in range(graph.n) if graph.kinds[v] == ALLOC and graph.buf_tier[graph.node_bufs[v][0]] in CONTEST.l0_tiers]
     bit = {a: 1 << i for i, a in enumerate(l0)}
     above = [0] * graph.n  # L0 ALLOCs among each node's ancestors (itself included)
     for v in topological_order(graph):
@@ -122,7 +118,7 @@ def naive_gated_order(graph: KernelGraph, target: Core, policy: str) -> list[int
     while ready:
         v = heapq.heappop(ready) % graph.n
         tier = graph.buf_tier[graph.node_bufs[v][0]] if graph.kinds[v] in (ALLOC, FREE) else -1
-        if graph.kinds[v] == ALLOC and tier in L0_TIERS:
+        if graph.kinds[v] == ALLOC and tier in target.l0_tiers:
             if tier in occupied:
                 parked.append(v)
                 continue
@@ -157,7 +153,7 @@ def test_policies_and_unknown_policy() -> None:
     assert MpasOptions() == MpasOptions("balanced", l0_rule=True)
     with pytest.raises(
         ValueError,
-        match=r"unknown policy 'fast' \(valid: balanced, memory-first, criticality-first, balanced-locality\)",
+        match=r"'fast' \(valid: balanced, memory-first, criticality-first, balanced-locality\)",
     ):
         MpasOptions(policy="fast")
 
@@ -309,7 +305,7 @@ def test_feeder_loads_wait_for_their_l0_buffer() -> None:
     allocated only after one of those L0 buffers, so y's weights stay in DDR until CONV x
     is done; without the rule they are loaded up front."""
     graph, ids = conv_pattern()
-    assert [v for v, yes in enumerate(feeder_producers(graph)) if yes] == [3, 5]  # the weight COPY_INs
+    assert [v for v, yes in enumerate(feeder_producers(graph, CONTEST)) if yes] == [3, 5]  # the weight COPY_INs
     weights_y = 4
     for policy in POLICIES:
         order = mpas(graph, CONTEST, MpasOptions(policy))
@@ -420,7 +416,7 @@ def test_footprint_of_an_l0_alloc_is_the_l1_data_it_stages() -> None:
             if graph.kinds[a] == ALLOC:
                 assert sorted(graph.buf_ids[b] for b in footprint[a]) == [10 + i, 20 + j]
     assert all(footprint[v] is None for v in range(graph.n) if graph.ops[v] != "ALLOC")
-    assert all(footprint[graph.buf_alloc[b]] is None for b, t in enumerate(graph.buf_tier) if t not in L0_TIERS)
+    assert all(footprint[graph.buf_alloc[b]] is None for b, t in enumerate(graph.buf_tier) if t not in CONTEST.l0_tiers)
 
 
 @pytest.mark.parametrize(
@@ -468,12 +464,12 @@ def test_locality_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """No re-key budget: the field stays at (0, 0) and the order is exactly `balanced`'s.
     A budget spent mid-run still gives a valid order that keeps the rule."""
     graph = read_graph(workload("Matmul_Case0"))
-    monkeypatch.setattr(mpas_order, "LOCALITY_BUDGET", 0)
+    monkeypatch.setattr(mpas_locality, "LOCALITY_BUDGET", 0)
     assert mpas(graph, CONTEST, MpasOptions("balanced-locality")) == mpas(graph, CONTEST, MpasOptions("balanced"))
     for seed in range(20):
         small = random_kernel(seed, ops=30)
         assert mpas(small, CONTEST, MpasOptions("balanced-locality")) == mpas(small, CONTEST, MpasOptions("balanced"))
-    monkeypatch.setattr(mpas_order, "LOCALITY_BUDGET", 0.3)
+    monkeypatch.setattr(mpas_locality, "LOCALITY_BUDGET", 0.3)
     result = mpas_schedule(graph, CONTEST, MpasOptions("balanced-locality"))
     assert result.forced == 0
     check(graph, result.order)
@@ -483,7 +479,7 @@ def test_locality_on_larger_random_kernels_valid_rule_kept_and_deterministic(mon
     """20 kernels of 60..150 operations (beyond the oracle): valid orders, the rule kept
     whenever no fallback fired, and the same order from a rebuilt graph. (A smaller L0
     search budget keeps the kernels that admit no rule-keeping order quick.)"""
-    monkeypatch.setattr(mpas_order, "SEARCH_BUDGET", 20_000)
+    monkeypatch.setattr(mpas_search, "SEARCH_BUDGET", 20_000)
     options = MpasOptions("balanced-locality")
     fallbacks = 0
     for seed in range(20):
@@ -498,7 +494,7 @@ def test_locality_on_larger_random_kernels_valid_rule_kept_and_deterministic(mon
 
 def matmul_tiles(graph: KernelGraph, order: list[int]) -> list[set[int]]:
     """The L1 tiles each output tile (L0C buffer) reads, in the order's tile order."""
-    l0c, l1 = TIER_INDEX["L0C"], TIER_INDEX["L1"]
+    l0c, l1 = CONTEST.tier_index["L0C"], CONTEST.tier_index["L1"]
     tiles: list[tuple[int, set[int]]] = []
     for v in order:
         if graph.ops[v] == "MATMUL":

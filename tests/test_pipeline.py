@@ -19,7 +19,7 @@ from dan.passes.dan.dlr_layout import dlr
 from dan.passes.dan.dlr_options import POLICIES, SPEC, DlrOptions
 from dan.passes.dan.mpas_options import POLICIES as MPAS_POLICIES
 from dan.passes.dan.mpas_options import MpasOptions
-from dan.passes.dan.mpas_order import mpas
+from dan.passes.dan.mpas_search import mpas
 from dan.passes.search.prefetch_options import PrefetchOptions
 from dan.passes.search.prefetch_order import prefetch
 from dan.passes.search.tuning import tune

@@ -26,7 +26,7 @@ from dan.lowering.generate import join_graphs, random_kernel
 from dan.lowering.graph_files import read_graph
 from dan.passes.dan.dlr_layout import dlr
 from dan.passes.dan.mpas_options import MpasOptions
-from dan.passes.dan.mpas_order import mpas
+from dan.passes.dan.mpas_search import mpas
 from dan.passes.search.prefetch_options import PrefetchError, PrefetchOptions
 from dan.passes.search.prefetch_order import MaxTree, prefetch
 from hypothesis import given, settings

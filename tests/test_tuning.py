@@ -10,7 +10,7 @@ from dan.lowering.generate import random_kernel
 from dan.lowering.graph_files import read_graph
 from dan.passes.dan.cpe_reorder import cpe
 from dan.passes.dan.dlr_layout import dlr
-from dan.passes.dan.mpas_order import mpas
+from dan.passes.dan.mpas_search import mpas
 from dan.passes.search.prefetch_options import PrefetchOptions
 from dan.passes.search.tune_options import TuneError, TuneOptions
 from dan.passes.search.tuning import tune

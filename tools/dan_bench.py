@@ -58,7 +58,7 @@ def run_method(method: str, graph: KernelGraph, target: Core) -> Run:
     from dan.passes.dan.cpe_reorder import cpe
     from dan.passes.dan.dlr_layout import dlr
     from dan.passes.dan.dlr_options import DlrOptions
-    from dan.passes.dan.mpas_order import mpas
+    from dan.passes.dan.mpas_search import mpas
 
     stages: dict[str, float] = {}
     lru = DlrOptions(policy="lru")

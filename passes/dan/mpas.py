@@ -8,7 +8,7 @@ from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
 from dan.passes.pipeline.kernel_rewrite import PlanningPass, check_choice
 from dan.passes.dan.mpas_options import POLICIES, MpasOptions
-from dan.passes.dan.mpas_order import mpas
+from dan.passes.dan.mpas_search import mpas
 
 
 @dataclass(frozen=True)
