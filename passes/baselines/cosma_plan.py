@@ -48,7 +48,7 @@ from dataclasses import replace
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
 from dan.dialect.target import TIERS, Core
-from dan.passes.baselines.hmcos_order import op_level_view
+from dan.passes.baselines.hmcos_view import op_level_view
 
 
 class CosmaError(ValueError):
