@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from dan.dialect.target import LIMIT, PIPE_INDEX, PIPES, TIER_INDEX, TIERS, Core
+from dan.dialect.graph_lifetimes import check_lifetimes
+from dan.dialect.target import CONTEST, LIMIT, Core
 
 ALLOC, FREE, OP = 0, 1, 2
 """Node kinds of the graph; spill nodes exist only in plans (indices >= n)."""
@@ -116,8 +117,11 @@ class Plan:
     spills: list[tuple[int, int]] = field(default_factory=list)
 
 
-def build_graph(name: str, records: Sequence[NodeRecord], edges: Sequence[tuple[int, int]]) -> KernelGraph:
-    """Check a graph and turn it into arrays; raises GraphError on the first problem.
+def build_graph(
+    name: str, records: Sequence[NodeRecord], edges: Sequence[tuple[int, int]], core: Core = CONTEST
+) -> KernelGraph:
+    """Check a graph and turn it into arrays for `core` (tier and pipe indices are the
+    core's); raises GraphError on the first problem.
 
     Checks: non-empty, unique ids, known ops/tiers/pipes, non-negative sizes and cycles,
     known edge endpoints, acyclic, one ALLOC and one FREE per used buffer, and every
@@ -125,6 +129,7 @@ def build_graph(name: str, records: Sequence[NodeRecord], edges: Sequence[tuple[
     """
     if not records:
         raise GraphError("empty graph: no nodes")
+    tier_index, pipe_index = core.tier_index, core.pipe_index
     index: dict[int, int] = {}
     for i, r in enumerate(records):
         for what, value in (("id", r.id), ("buffer id", r.buf), ("size", r.size), ("cycles", r.cycles)):
@@ -158,8 +163,8 @@ def build_graph(name: str, records: Sequence[NodeRecord], edges: Sequence[tuple[
     node_bufs: list[tuple[int, ...]] = []
     for i, r in enumerate(records):
         if r.op in ("ALLOC", "FREE"):
-            if r.tier not in TIER_INDEX:
-                raise GraphError(f"node {r.id}: unknown tier '{r.tier}' (tiers: {', '.join(TIERS)})")
+            if r.tier not in tier_index:
+                raise GraphError(f"node {r.id}: unknown tier '{r.tier}' (tiers: {', '.join(core.tiers)})")
             if r.size < 0:
                 raise GraphError(f"node {r.id}: negative size {r.size}")
             b = buffer(r.buf)
@@ -168,7 +173,7 @@ def build_graph(name: str, records: Sequence[NodeRecord], edges: Sequence[tuple[
             if slot[b] != -1:
                 raise GraphError(f"buffer {r.buf} has two {r.op} nodes ({records[slot[b]].id} and {r.id})")
             slot[b] = i
-            tier = TIER_INDEX[r.tier]
+            tier = tier_index[r.tier]
             if buf_tier[b] != -1 and (buf_tier[b] != tier or buf_size[b] != r.size):
                 raise GraphError(f"buffer {r.buf}: ALLOC and FREE disagree on size or tier")
             buf_tier[b], buf_size[b] = tier, r.size
@@ -179,12 +184,12 @@ def build_graph(name: str, records: Sequence[NodeRecord], edges: Sequence[tuple[
                 raise GraphError(f"node {r.id}: op name '{r.op}' must be ASCII letters, digits, '_', '.' or '-'")
             if r.op in ("SPILL_OUT", "SPILL_IN"):
                 raise GraphError(f"node {r.id}: {r.op} belongs to a plan, not to a graph")
-            if r.pipe not in PIPE_INDEX:
-                raise GraphError(f"node {r.id}: unknown pipe '{r.pipe}' (pipes: {', '.join(PIPES)})")
+            if r.pipe not in pipe_index:
+                raise GraphError(f"node {r.id}: unknown pipe '{r.pipe}' (pipes: {', '.join(core.pipes)})")
             if r.cycles < 0:
                 raise GraphError(f"node {r.id}: negative cycles {r.cycles}")
             kinds[i] = OP
-            pipes[i] = PIPE_INDEX[r.pipe]
+            pipes[i] = pipe_index[r.pipe]
             cycles[i] = r.cycles
             node_bufs.append(tuple(buffer(bid) for bid in r.bufs))
     for b, bid in enumerate(buf_ids):
@@ -215,8 +220,9 @@ def build_graph(name: str, records: Sequence[NodeRecord], edges: Sequence[tuple[
                 graph.buf_uses[b].append(v)
                 if graph.ops[v] == "COPY_IN":
                     graph.buf_clean[b] = True
-    topo = topological_order(graph)
-    _check_lifetimes(graph, topo)
+    problem = check_lifetimes(graph, topological_order(graph))
+    if problem is not None:
+        raise GraphError(problem)
     return graph
 
 
@@ -297,48 +303,3 @@ def _node_on_cycle(graph: KernelGraph, indeg: list[int]) -> int:
         seen.add(v)
         v = min(u for u in graph.preds[v] if indeg[u] > 0)
     return v
-
-
-def _check_lifetimes(graph: KernelGraph, topo: list[int]) -> None:
-    """Every use of b must be a descendant of ALLOC(b) and an ancestor of FREE(b).
-
-    Bitsets (Python ints) over buffers: `after[v]` holds the buffers whose ALLOC
-    reaches v, `before[v]` those whose FREE v reaches.
-    """
-    after = _reached_by(graph, topo, graph.preds, ALLOC)
-    for v in range(graph.n):
-        if graph.kinds[v] == OP:
-            for b in graph.node_bufs[v]:
-                if not (after[v] >> b) & 1:
-                    raise GraphError(
-                        f"node {graph.node_ids[v]} uses buffer {graph.buf_ids[b]} but the edges do not "
-                        f"order it after ALLOC node {graph.node_ids[graph.buf_alloc[b]]}"
-                    )
-        elif graph.kinds[v] == FREE:
-            b = graph.node_bufs[v][0]
-            if not (after[v] >> b) & 1:
-                raise GraphError(f"FREE node {graph.node_ids[v]} of buffer {graph.buf_ids[b]} is not ordered after its ALLOC")
-    del after
-    before = _reached_by(graph, reversed(topo), graph.succs, FREE)
-    for v in range(graph.n):
-        if graph.kinds[v] == OP:
-            for b in graph.node_bufs[v]:
-                if not (before[v] >> b) & 1:
-                    raise GraphError(
-                        f"node {graph.node_ids[v]} uses buffer {graph.buf_ids[b]} but the edges do not "
-                        f"order it before FREE node {graph.node_ids[graph.buf_free[b]]}"
-                    )
-
-
-def _reached_by(graph: KernelGraph, order: Iterable[int], links: list[list[int]], kind: int) -> list[int]:
-    """Per node, the bitset of buffers whose `kind` node (ALLOC or FREE) reaches it over
-    `links` (`preds`: from above, `succs`: from below); `order` visits links first."""
-    reach = [0] * graph.n
-    for v in order:
-        bits = 0
-        for u in links[v]:
-            bits |= reach[u]
-        if graph.kinds[v] == kind:
-            bits |= 1 << graph.node_bufs[v][0]
-        reach[v] = bits
-    return reach
