@@ -24,7 +24,7 @@ from dan.dialect.graph import (
     topological_order,
 )
 from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, PIPES, TIERS, Core
+from dan.dialect.target import CONTEST, Core
 from dan.lowering.generate import random_kernel
 from dan.lowering.graph_files import read_graph
 from dan.passes.baselines.baseline_orders import ORDER_BASELINES, original_order
@@ -66,7 +66,7 @@ def kernel(nodes: list[Node], edges: list[tuple[int, int]]) -> KernelGraph:
 def with_capacity(**caps: int) -> Core:
     capacity = list(CONTEST.capacity)
     for tier, cap in caps.items():
-        capacity[TIERS.index(tier)] = cap
+        capacity[CONTEST.tier_index[tier]] = cap
     return dataclasses.replace(CONTEST, capacity=tuple(capacity))
 
 
@@ -250,19 +250,19 @@ def _records(graph: KernelGraph) -> list[NodeRecord]:
         if graph.kinds[v] in (ALLOC, FREE):
             b = graph.node_bufs[v][0]
             records.append(NodeRecord(graph.node_ids[v], graph.ops[v], buf=graph.buf_ids[b],
-                                      size=graph.buf_size[b], tier=TIERS[graph.buf_tier[b]]))
+                                      size=graph.buf_size[b], tier=CONTEST.tiers[graph.buf_tier[b]]))
         else:
-            records.append(NodeRecord(graph.node_ids[v], graph.ops[v], pipe=PIPES[graph.pipes[v]], cycles=graph.cycles[v],
+            records.append(NodeRecord(graph.node_ids[v], graph.ops[v], pipe=CONTEST.pipes[graph.pipes[v]], cycles=graph.cycles[v],
                                       bufs=tuple(graph.buf_ids[b] for b in graph.node_bufs[v])))
     return records
 
 
 def tightest(graph: KernelGraph) -> Core:
     """Each tier just large enough for the largest operation (or buffer) in it."""
-    need = [1] * len(TIERS)
+    need = [1] * len(CONTEST.tiers)
     for v in range(graph.n):
         if graph.kinds[v] == OP:
-            per_tier = [0] * len(TIERS)
+            per_tier = [0] * len(CONTEST.tiers)
             for b in set(graph.node_bufs[v]):
                 per_tier[graph.buf_tier[b]] += graph.buf_size[b]
             need = [max(x, y) for x, y in zip(need, per_tier)]

@@ -12,7 +12,7 @@ from dan.passes.dan.cpe_reorder import cpe
 from dan.passes.dan.dlr_layout import dlr
 from dan.passes.dan.mpas_search import mpas
 from dan.passes.search.prefetch_options import PrefetchOptions
-from dan.passes.search.tune_options import TuneError, TuneOptions
+from dan.passes.search.tune_options import TuneOptions
 from dan.passes.search.tuning import tune
 from tests.shared_data import CASES, workload
 
@@ -35,9 +35,9 @@ def test_tune_keeps_the_lexicographic_best() -> None:
 
 
 def test_bad_options_are_diagnosed() -> None:
-    with pytest.raises(TuneError, match="unknown objective metric 'energy'"):
+    with pytest.raises(ValueError, match=r"'energy' \(.*makespan"):  # the valid names listed
         TuneOptions(objective=("energy",))
-    with pytest.raises(TuneError, match="unknown MPAS policy"):
+    with pytest.raises(ValueError, match=r"'fastest' \(.*balanced"):
         TuneOptions(policies=("fastest",))
 
 

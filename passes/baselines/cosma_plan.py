@@ -47,7 +47,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import replace
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
-from dan.dialect.target import TIERS, Core
+from dan.dialect.target import Core
 from dan.passes.baselines.hmcos_view import op_level_view
 
 
@@ -57,7 +57,7 @@ class CosmaError(ValueError):
 
 def cosma_order(graph: KernelGraph, target: Core) -> list[int]:
     """Min-peak list order of all node indices (step 1 of the module docstring)."""
-    every_tier = replace(target, peak_tiers=tuple(range(len(TIERS))))
+    every_tier = replace(target, peak_tiers=tuple(range(len(target.tiers))))
     view = op_level_view(graph, every_tier)
     m = len(view.units)
     waiting = {f: len(us) for f, us in view.free_units.items()}
@@ -102,18 +102,18 @@ def _check_fits(graph: KernelGraph, target: Core) -> None:
         t = graph.buf_tier[b]
         if size > cap[t]:
             raise CosmaError(
-                f"buffer {graph.buf_ids[b]} needs {size} units of {TIERS[t]}, which holds {cap[t]}"
+                f"buffer {graph.buf_ids[b]} needs {size} units of {target.tiers[t]}, which holds {cap[t]}"
             )
     for v in range(graph.n):
         if graph.kinds[v] != OP:
             continue
-        need = [0] * len(TIERS)
+        need = [0] * len(target.tiers)
         for b in set(graph.node_bufs[v]):
             need[graph.buf_tier[b]] += graph.buf_size[b]
         for t, total in enumerate(need):
             if total > cap[t]:
                 raise CosmaError(
-                    f"node {graph.node_ids[v]} ({graph.ops[v]}) needs {total} units of {TIERS[t]} at once, "
+                    f"node {graph.node_ids[v]} ({graph.ops[v]}) needs {total} units of {target.tiers[t]} at once, "
                     f"which holds {cap[t]}"
                 )
 
@@ -165,7 +165,7 @@ class _Allocator:
         self.offset: list[int | None] = [None] * nbuf
         """Current offset of each resident buffer (None: not resident)."""
         self.alloc_offset = [0] * nbuf
-        self.residents: list[set[int]] = [set() for _ in TIERS]
+        self.residents: list[set[int]] = [set() for _ in target.tiers]
         self.spilled = [False] * nbuf
         self.reload: dict[int, int] = {}
         """Spill number of each buffer spilled out and not yet back."""
