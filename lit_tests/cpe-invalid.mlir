@@ -3,7 +3,7 @@
 // RUN: not dan-opt %s -p cpe 2>&1 | filecheck %s --check-prefix=PLAN
 
 // Test that a window below 1 is refused.
-// WINDOW: dan-opt: error: bad pass pipeline 'cpe{window=0}': cpe needs window >= 1 and passes >= 0, got window=0 passes=2
+// WINDOW: dan-opt: error: bad pass pipeline 'cpe{window=0}': option 'window' of pass 'cpe': must be >= 1, got 0
 
 // Test that pass options are separated by spaces, and a comma is pointed at.
 // SYNTAX: dan-opt: error: bad pass pipeline 'cpe{window=2,passes=1}' at column 20: Malformed pass arguments, expected either a space or `}` here

@@ -28,7 +28,7 @@
 // HOIST-TIME: makespan: 1100
 
 // Test that a bad option is a diagnostic naming it.
-// BAD: dan-opt: error: bad pass pipeline 'prefetch{cover=-1.0}': prefetch needs lookahead, cover and peak_slack >= 0, got lookahead=256 cover=-1.0 peak_slack=0
+// BAD: dan-opt: error: bad pass pipeline 'prefetch{cover=-1.0}': option 'cover' of pass 'prefetch': must be >= 0, got -1.0
 
 dan.kernel @loads {
   %a, %ta = dan.alloc {id = 0, buf = 0} : !dan.buf<UB, 32>

@@ -25,35 +25,10 @@ def available_passes() -> dict:
     return {**get_all_passes(), **DAN_PASSES}
 
 
-def _check_options(passes: dict, spec: str) -> None:
-    """Name the pass and option in a bad option, which xDSL's message does not."""
-    import dataclasses
-    from typing import get_type_hints
-
-    from xdsl.utils.arg_spec import parse_pipeline
-
-    kinds = {bool: (bool,), int: (int,), float: (int, float), str: (str,)}
-    for p in parse_pipeline(spec):
-        if p.name not in passes:
-            continue
-        cls = passes[p.name]()
-        hints = get_type_hints(cls)
-        options = [f.name for f in dataclasses.fields(cls) if f.init and f.name != "name"]
-        for key, values in p.normalize_parameter_names().parameters.items():
-            if key not in options:
-                raise CliError(f"pass '{p.name}' has no option '{key}' (options: {', '.join(options) or 'none'})")
-            want = kinds.get(hints[key])
-            if want and (len(values) != 1 or type(values[0]) not in want):
-                shown = ",".join(str(v).lower() if isinstance(v, bool) else str(v) for v in values)
-                raise CliError(f"option '{key}' of pass '{p.name}' expects a {hints[key].__name__}, got '{shown}'")
-            if hints[key] is float and type(values[0]) is int:
-                raise CliError(f"option '{key}' of pass '{p.name}' expects a float: write {values[0]}.0")
-
-
 def load_module(path: str, target_spec: str | None, text: str | None = None) -> ModuleOp:
     """A graph file becomes a one-kernel module in id order; IR text is parsed."""
     from dan.dialect.kernel_view import build_kernel, kernels, retarget
-    from dan.tools.ir_io import parse_module
+    from dan.lowering.ir_io import parse_module
 
     target = load_target(target_spec) if target_spec else None
     if is_graph_file(path):
@@ -89,12 +64,14 @@ def main(argv: list[str] | None = None) -> None:
 
     def body() -> int:
         from dan.passes.pipeline.kernel_rewrite import run_pipeline
-        from dan.tools.ir_io import context, print_module
+        from dan.lowering.ir_io import context, print_module
 
         spec = ",".join(p for p in [args.passes, *(args.flags or [])] if p)
         passes = available_passes()
         try:
-            _check_options(passes, spec)
+            from dan.passes.pipeline.options import check_options
+
+            check_options(passes, spec)
             pipeline = PassPipeline.parse_spec(passes, spec)
         except ValueError as e:
             raise CliError(f"bad pass pipeline '{spec}': {e}") from None

@@ -15,6 +15,8 @@ from dan.passes.baselines.baseline_orders import ORDER_BASELINES
 from dan.passes.baselines.cosma_plan import cosma_plan
 from dan.passes.baselines.hmcos_order import HmcosOptions, hmcos_order
 from dan.passes.pipeline.kernel_rewrite import PlanningPass
+from dan.passes.pipeline.options import check_at_least
+from dan.passes.pipeline.pass_options import embed_options, embedded_options
 
 
 class _OrderBaseline(PlanningPass):
@@ -45,24 +47,23 @@ class EdaPass(_OrderBaseline):
     name = "eda"
 
 
-@dataclass(frozen=True)
+@embed_options(HmcosOptions)
 class HmcosPass(PlanningPass):
-    """HMCOS (Wang et al., DAC 2022): memory-bounded hierarchical scheduling."""
+    """HMCOS (Wang et al., DAC 2022): memory-bounded hierarchical scheduling. Options:
+    the fields of `HmcosOptions` (`hmcos{beam=4 rounds=0}`)."""
 
     name = "hmcos"
 
-    beam: int = HmcosOptions.beam
-    """Partial schedules kept per step."""
-    rounds: int = HmcosOptions.rounds
-    """Scheduling rounds at most (each dissolves the groups around the peak); 0: until
-    nothing changes."""
-
     def __post_init__(self) -> None:
-        if self.beam < 1 or self.rounds < 0:
-            raise ValueError(f"hmcos needs beam >= 1 and rounds >= 0, got beam={self.beam} rounds={self.rounds}")
+        self.options()
+        check_at_least(self.name, "beam", self.beam, 1)
+        check_at_least(self.name, "rounds", self.rounds, 0)
+
+    def options(self) -> HmcosOptions:
+        return embedded_options(self)
 
     def plan(self, view: KernelView) -> Plan:
-        return Plan(hmcos_order(view.graph, view.target, HmcosOptions(beam=self.beam, rounds=self.rounds)))
+        return Plan(hmcos_order(view.graph, view.target, self.options()))
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,16 @@
 `DlrOptions` holds one setting per choice; the name tables (`POLICIES`, `PLACEMENTS`,
 `RELOADS`, `TIE_BREAKS`) list the valid values of its string fields, and `SPEC` is the
 layout of the DLR specification. Plain data: nothing here imports the scan or xDSL.
+
+Invariant: every `DlrOptions` is valid (its `__post_init__` raises `OptionError`, naming
+the option and the valid values, otherwise).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from dan.passes.pipeline.options import check_at_least, check_choice
 
 POLICIES: tuple[str, ...] = ("cost", "lru", "belady")
 """Eviction policy names (`DlrOptions.policy`): `cost` clears the contiguous window
@@ -60,6 +65,17 @@ class DlrOptions:
     tie_break: str = "index"
     """`lru` and `belady` victims of equal rank: lowest buffer index (`index`) or least
     recently touched first (`lru`)."""
+
+    def __post_init__(self) -> None:
+        check_choice("dlr", "policy", self.policy, POLICIES)
+        for option in ("placement", "ub_placement", "l0_placement"):
+            check_choice("dlr", option, getattr(self, option), PLACEMENTS)
+        check_choice("dlr", "reload", self.reload, RELOADS)
+        check_choice("dlr", "spill_out", self.spill_out, RELOADS)
+        check_choice("dlr", "tie_break", self.tie_break, TIE_BREAKS)
+        check_at_least("dlr", "alignment", self.alignment, 1)
+        for option in ("l_byte", "l_cyc", "early_window", "stall"):
+            check_at_least("dlr", option, getattr(self, option), 0)
 
 
 PLACEMENTS: tuple[str, ...] = ("best-fit", "fit-oldest", "oldest", "timed", "fit-timed")

@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
-from dan.passes.pipeline.kernel_rewrite import PlanningPass, check_choice
-from dan.passes.dan.mpas_options import POLICIES, MpasOptions
+from dan.passes.dan.mpas_options import MpasOptions
 from dan.passes.dan.mpas_search import mpas
+from dan.passes.pipeline.kernel_rewrite import PlanningPass
+from dan.passes.pipeline.pass_options import embed_options, embedded_options
 
 
-@dataclass(frozen=True)
+@embed_options(MpasOptions)
 class MpasPass(PlanningPass):
-    """Reorder each kernel by the MPAS key (see `dan.passes.dan.mpas_order`)."""
+    """Reorder each kernel by the MPAS key (see `dan.passes.dan.mpas_order`). Options:
+    the fields of `MpasOptions` (`mpas{policy=balanced-locality l0-rule=false}`)."""
 
     name = "mpas"
 
-    policy: str = "balanced"
-    """balanced (the paper's key) | memory-first | criticality-first | balanced-locality
-    (balanced, with L0 ALLOCs that reuse recently touched L1/UB tiles first)."""
-    l0_rule: bool = True
-    """Keep at most one live buffer per L0 tier in the order."""
-
-    def __post_init__(self) -> None:
-        check_choice("mpas policy", self.policy, POLICIES)
+    def options(self) -> MpasOptions:
+        return embedded_options(self)
 
     def plan(self, view: KernelView) -> Plan:
-        return Plan(mpas(view.graph, view.target, MpasOptions(policy=self.policy, l0_rule=self.l0_rule)))
+        return Plan(mpas(view.graph, view.target, self.options()))

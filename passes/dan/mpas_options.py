@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dan.passes.pipeline.options import check_choice
+
 POLICIES: dict[str, tuple[str, ...]] = {
     "balanced": ("level", "delta", "criticality"),
     "memory-first": ("level", "delta"),
@@ -36,5 +38,4 @@ class MpasOptions:
     peak compares with published order-only peaks. False: the plain key, no gating."""
 
     def __post_init__(self) -> None:
-        if self.policy not in POLICIES:
-            raise ValueError(f"unknown policy '{self.policy}' (valid: {', '.join(POLICIES)})")
+        check_choice("mpas", "policy", self.policy, POLICIES)

@@ -9,7 +9,7 @@ arrays, and rebuilds the kernel once (not at all when no pass changed the plan),
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -61,13 +61,6 @@ def run_pipeline(passes: Sequence[ModulePass], ctx: Context, module: ModuleOp) -
         else:
             passes[i].apply(ctx, module)
             i += 1
-
-
-def check_choice(option: str, value: str, valid: Iterable[str]) -> None:
-    """Raise a diagnostic listing the valid names when `value` is not one of them."""
-    names = list(valid)
-    if value not in names:
-        raise ValueError(f"unknown {option} '{value}' (valid: {', '.join(names)})")
 
 
 def original_order(view: KernelView) -> list[int]:

@@ -1,16 +1,20 @@
 """Prefetch's options: which load chains it hoists, and how far.
 
-Invariant: every `PrefetchOptions` has non-negative bounds. Pipe and tier names are
-checked against the core when `prefetch` runs (a core names its own pipes and tiers).
+Invariant: every `PrefetchOptions` has non-negative bounds (its `__post_init__` raises
+`OptionError` otherwise). Pipe and tier names are checked against the core when
+`prefetch` runs (a core names its own pipes and tiers).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dan.passes.pipeline.options import check_at_least
+
 
 class PrefetchError(ValueError):
-    """Bad options, or an input order that is not a topological order of the graph."""
+    """A pipe or tier the core does not have, or an input order that is not a
+    topological order of the graph."""
 
 
 @dataclass(frozen=True)
@@ -36,8 +40,5 @@ class PrefetchOptions:
     DLR meets no extra pressure. False: only the peak (and L0) limits apply."""
 
     def __post_init__(self) -> None:
-        if self.lookahead < 0 or self.cover < 0 or self.peak_slack < 0:
-            raise PrefetchError(
-                f"prefetch needs lookahead, cover and peak_slack >= 0, got lookahead={self.lookahead} "
-                f"cover={self.cover} peak_slack={self.peak_slack}"
-            )
+        for option in ("lookahead", "cover", "peak_slack"):
+            check_at_least("prefetch", option, getattr(self, option), 0)

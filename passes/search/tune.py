@@ -2,30 +2,33 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from dan.dialect.graph import Plan
 from dan.dialect.kernel_view import KernelView
+from dan.passes.dan.cpe import CpePass
+from dan.passes.dan.cpe_options import CpeOptions
+from dan.passes.dan.dlr import DlrPass
+from dan.passes.dan.dlr_options import DlrOptions
 from dan.passes.pipeline.kernel_rewrite import PlanningPass
+from dan.passes.pipeline.pass_options import embed_options, embedded_options
+from dan.passes.search.prefetch import PrefetchPass
+from dan.passes.search.prefetch_options import PrefetchOptions
 from dan.passes.search.tune_options import TuneOptions
 from dan.passes.search.tuning import tune
 
 
-@dataclass(frozen=True)
+@embed_options(TuneOptions, nested={PrefetchOptions: PrefetchPass, DlrOptions: DlrPass, CpeOptions: CpePass})
 class TunePass(PlanningPass):
-    """Run mpas (every policy) -> prefetch (off, bounded, unbounded) -> dlr -> cpe and
-    keep the plan that is best by `objective` (see `dan.passes.search.tuning`)."""
+    """Run mpas (each of `policies`) -> prefetch (each of `prefetches`) -> dlr (each of
+    `dlrs`) -> `cpe` and keep the plan that is best by `objective` (see
+    `dan.passes.search.tuning`). Options: the fields of `TuneOptions`; a portfolio entry
+    is written as the pass that takes it, quoted, `none` for no such pass:
+    `tune{prefetches="none","prefetch{capacity-bound=false}" dlrs="dlr","dlr{policy=lru}"
+    cpe="cpe{window=16}" objective=peak,makespan}`."""
 
     name = "tune"
 
-    objective: tuple[str, ...] = TuneOptions.objective
-    """Metrics compared in order, smaller wins: peak, traffic, spills, makespan."""
-    peak_budget: int = 0
-    """Peaks at or below this count as equal."""
-
-    def __post_init__(self) -> None:
-        TuneOptions(objective=self.objective)  # validates the names
+    def options(self) -> TuneOptions:
+        return embedded_options(self)
 
     def plan(self, view: KernelView) -> Plan:
-        options = TuneOptions(objective=self.objective, peak_budget=self.peak_budget)
-        return tune(view.graph, view.target, options).plan
+        return tune(view.graph, view.target, self.options()).plan

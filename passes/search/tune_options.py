@@ -1,7 +1,8 @@
 """Tune's options: the portfolio of pipeline settings it tries and how it ranks them.
 
 Invariant: every `TuneOptions` names known MPAS policies and metrics and tries at least
-one policy, prefetch setting and DLR setting. Plain data: nothing here runs a pass.
+one policy, prefetch setting and DLR setting (its `__post_init__` raises `OptionError`
+otherwise). Plain data: nothing here runs a pass.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from dataclasses import dataclass, field
 from dan.passes.dan.cpe_options import CpeOptions
 from dan.passes.dan.dlr_options import DlrOptions
 from dan.passes.dan.mpas_options import POLICIES
+from dan.passes.pipeline.options import check_at_least, check_choices, check_nonempty
 from dan.passes.search.prefetch_options import PrefetchOptions
 
 
 class TuneError(ValueError):
-    """Bad tuning options, or no candidate gave a valid plan."""
+    """No candidate gave a valid plan."""
 
 
 METRICS: tuple[str, ...] = ("peak", "traffic", "spills", "makespan")
@@ -48,11 +50,8 @@ class TuneOptions:
     """Peaks at or below this count as equal (0: every peak counts)."""
 
     def __post_init__(self) -> None:
-        for name in self.objective:
-            if name not in METRICS:
-                raise TuneError(f"unknown objective metric '{name}' (metrics: {', '.join(METRICS)})")
-        for policy in self.policies:
-            if policy not in POLICIES:
-                raise TuneError(f"unknown MPAS policy '{policy}' (valid: {', '.join(POLICIES)})")
-        if not (self.policies and self.prefetches and self.dlrs):
-            raise TuneError("tune needs at least one policy, prefetch setting and DLR setting")
+        check_choices("tune", "objective", self.objective, METRICS)
+        check_choices("tune", "policies", self.policies, POLICIES)
+        check_nonempty("tune", "prefetches", self.prefetches)
+        check_nonempty("tune", "dlrs", self.dlrs)
+        check_at_least("tune", "peak_budget", self.peak_budget, 0)
