@@ -13,16 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from dan.dialect.graph import (
-    ALLOC,
-    FREE,
-    OP,
-    KernelGraph,
-    NodeRecord,
-    Plan,
-    build_graph,
-    topological_order,
-)
+from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
 from dan.dialect.replay import order_peaks, replay
 from dan.dialect.target import CONTEST, Core
 from dan.lowering.generate import random_kernel
@@ -164,8 +155,10 @@ def test_hmcos_beam_of_one_is_still_valid_and_options_are_checked() -> None:
     g = random_kernel(5, ops=60)
     order = hmcos_order(g, CONTEST, HmcosOptions(beam=1, rounds=1))
     assert replay(g, Plan(order), CONTEST).valid
-    with pytest.raises(ValueError, match="beam"):
-        hmcos_order(g, CONTEST, HmcosOptions(beam=0))
+    with pytest.raises(ValueError, match="option 'beam' of pass 'hmcos': must be >= 1, got 0"):
+        HmcosOptions(beam=0)
+    with pytest.raises(ValueError, match="option 'rounds' of pass 'hmcos': must be >= 0, got -1"):
+        HmcosOptions(rounds=-1)
 
 
 # -------------------------------------------------------------------------------- cosma

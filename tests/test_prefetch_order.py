@@ -10,16 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from dan.dialect.graph import (
-    ALLOC,
-    FREE,
-    OP,
-    KernelGraph,
-    NodeRecord,
-    Plan,
-    build_graph,
-    topological_order,
-)
+from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
 from dan.dialect.replay import order_peaks, replay
 from dan.dialect.target import CONTEST, Core
 from dan.lowering.generate import join_graphs, random_kernel

@@ -36,6 +36,7 @@ from dan.dialect.target import Core
 from dan.passes.baselines.hmcos_beam import NO_BUDGET, Problem, beam_search
 from dan.passes.baselines.hmcos_groups import Hierarchy, contract, hierarchy
 from dan.passes.baselines.hmcos_view import OpLevelView, op_level_view
+from dan.passes.pipeline.options import check_at_least
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,13 @@ class HmcosOptions:
     after the first dissolves the groups around the previous peak. Four rounds reach
     the fixed point on the three public workloads."""
 
+    def __post_init__(self) -> None:
+        check_at_least("hmcos", "beam", self.beam, 1)
+        check_at_least("hmcos", "rounds", self.rounds, 0)
+
 
 def hmcos_order(graph: KernelGraph, target: Core, options: HmcosOptions = HmcosOptions()) -> list[int]:
     """HMCOS order of all node indices (a topological order); see the module docstring."""
-    if options.beam < 1 or options.rounds < 0:
-        raise ValueError(f"HmcosOptions: beam must be at least 1 and rounds at least 0 "
-                         f"(got beam={options.beam}, rounds={options.rounds})")
     view = op_level_view(graph, target)
     hier = hierarchy(view, options.beam)
     counted = {f: len(us) for f, us in view.free_units.items() if view.free_size[f] > 0}
