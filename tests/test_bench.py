@@ -46,3 +46,59 @@ def test_every_method_is_valid_on_the_workloads(case: str) -> None:
     for method in METHODS:
         run = run_method(method, graph, CONTEST)
         assert run.metrics.valid, (method, run.metrics.violation)
+
+
+def test_plots_are_written_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from dan.tools import dan_bench
+
+    old = {tmp_path / f"{m}.png": f"old {m}".encode() for m in ("a", "b", "c")}
+    for path, data in old.items():
+        path.write_bytes(data)
+    real_mkstemp, calls = tempfile.mkstemp, []
+
+    def interrupted(*args: object, **kwargs: object) -> tuple[int, str]:
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real_mkstemp(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tempfile, "mkstemp", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        dan_bench.write_binary_all({path: b"new" * 1000 for path in old})
+    assert {p: p.read_bytes() for p in tmp_path.iterdir()} == old  # old images, no temporaries
+
+
+def test_missing_matplotlib_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails
+    assert bench(tmp_path, str(EXAMPLE), "--methods", "original,dan") == 0
+    err = capsys.readouterr().err
+    assert "dan-bench: matplotlib is not installed: no plots" in err
+    assert (tmp_path / "tables.md").exists() and not list(tmp_path.glob("*.png"))
+
+
+def test_a_bad_workload_is_named_and_the_others_are_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"Nodes": [')
+    out = tmp_path / "out"
+    assert bench(out, str(bad), str(EXAMPLE), str(EXAMPLE), "--methods", "original,dan") == 1
+    err = capsys.readouterr().err
+    assert f"dan-bench: error: workload '{bad}': " in err
+    assert f"dan-bench: error: workload '{EXAMPLE}': another workload is named 'matmul_4x4x4'" in err
+    assert "matmul_4x4x4 | dan |" in (out / "tables.md").read_text()
+    assert bench(tmp_path / "none", str(bad), "--methods", "dan") == 1
+    assert capsys.readouterr().err.endswith("dan-bench: error: no workload could be planned (1 failed)\n")
+    assert not (tmp_path / "none").exists()
+
+
+def test_methods_are_the_named_pipelines() -> None:
+    from dan.passes.pipeline.named import PIPELINES
+
+    assert METHODS == tuple(PIPELINES)
+    graph = read_graph(EXAMPLE)
+    dan = run_method("dan", graph, CONTEST)
+    assert list(dan.stages) == ["mpas", "dlr", "cpe"] and set(dan.extra) == {"mpas+dlr", "mpas+dlr-lru", "mpas+dlr+cpe-events"}
+    assert list(run_method("original", graph, CONTEST).stages) == ["original", "dlr"]

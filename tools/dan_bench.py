@@ -1,11 +1,13 @@
 """dan-bench: every method on every workload, replayed by one engine, as tables.
 
-Methods: `original`, `hmcos`, `magis`, `eda` (orders; layout and spills by
-`dlr{policy=lru}`, no CPE), `cosma` (its own allocation and replacement), `dan`
-(the paper's pipeline: `mpas`, `dlr{policy=cost}`, `cpe`) and `dan-tune` (the `tune`
-pass: every MPAS policy with and without `prefetch`, then `dlr` and
-`cpe{window=32 passes=4 move-events=true}`, best makespan kept). Writes Markdown, CSV and JSON (and PNG plots
-when matplotlib is installed) to `--out`.
+The methods are the named pipelines (`dan.passes.pipeline.named.PIPELINES`): the
+order-only baselines `original`, `hmcos`, `magis`, `eda` with their layout and spills
+from `dlr{policy=lru}`, `cosma` (its own allocation and replacement), `dan` (the
+paper's pipeline: `mpas`, `dlr`, `cpe`) and `dan-tune` (the `tune` pass: every MPAS
+policy with and without `prefetch`, then `dlr` and the wide event-moving CPE, best
+makespan kept). Writes Markdown, CSV and JSON (and PNG plots when matplotlib is
+installed) to `--out`. A workload that cannot be read or planned is named on stderr
+and left out; the others are still written, and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -14,21 +16,23 @@ import argparse
 import csv
 import io
 import json
+import os
 import sys
+import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dan.dialect.graph import KernelGraph, Plan
+from dan.dialect.graph import KernelGraph, Plan, input_order
 from dan.dialect.replay import Metrics, order_peaks, replay
 from dan.dialect.target import Core, load_target
 from dan.lowering.atomic import atomic_write_all
 from dan.lowering.graph_files import read_graph
-from dan.tools.cli import CliError, run
+from dan.passes.pipeline.named import BASELINE_LAYOUT, PIPELINES
+from dan.tools.cli import USER_ERRORS, CliError, one_line, run
 
 ROOT = Path(__file__).resolve().parents[1]
-METHODS = ("original", "hmcos", "cosma", "magis", "eda", "dan", "dan-tune")
+METHODS = tuple(PIPELINES)
 DAN = ("dan", "dan-tune")
 EXTERNAL = ("hmcos", "cosma", "magis", "eda")
 METRICS = ("peak_l1_ub", "extra_traffic", "spill_count", "makespan")
@@ -42,54 +46,56 @@ class Run:
     metrics: Metrics
     stages: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Metrics] = field(default_factory=dict)
-    """Intermediate plans (dan: `mpas+dlr`, `mpas+dlr-lru`)."""
+    """Intermediate plans (dan: `mpas+dlr`, `mpas+dlr-lru`, `mpas+dlr+cpe-events`)."""
 
 
-def _timed(stages: dict[str, float], name: str, fn: Callable[[], object]) -> object:
-    t0 = time.perf_counter()
-    out = fn()
-    stages[name] = stages.get(name, 0.0) + time.perf_counter() - t0
-    return out
+def planning_passes(spec: str) -> list:
+    """The planning passes of a pipeline spec, built (and their options checked) as
+    dan-opt builds them."""
+    from xdsl.passes import PassPipeline
+
+    from dan.passes.pipeline.options import check_options
+    from dan.passes.pipeline.registry import DAN_PASSES
+
+    check_options(DAN_PASSES, spec)
+    return list(PassPipeline.parse_spec(DAN_PASSES, spec).passes)
 
 
 def run_method(method: str, graph: KernelGraph, target: Core) -> Run:
-    """Plan `graph` with `method` and replay the result."""
-    from dan.passes.dan.cpe_options import CpeOptions
-    from dan.passes.dan.cpe_reorder import cpe
-    from dan.passes.dan.dlr_layout import dlr
-    from dan.passes.dan.dlr_options import DlrOptions
-    from dan.passes.dan.mpas_search import mpas
+    """Plan `graph` with the named pipeline `method`, timing each pass, and replay it."""
+    from dan.dialect.kernel_view import KernelView
+    from dan.passes.pipeline.kernel_rewrite import plan_arrays
 
-    stages: dict[str, float] = {}
-    lru = DlrOptions(policy="lru")
-    if method == "cosma":
-        from dan.passes.baselines.cosma_plan import cosma_plan
-
-        plan: Plan = _timed(stages, "cosma", lambda: cosma_plan(graph, target))  # type: ignore[assignment]
-        return Run(method, replay(graph, plan, target), stages)
-    if method == "dan-tune":
-        from dan.passes.search.tuning import tune
-
-        tuned: Plan = _timed(stages, "tune", lambda: tune(graph, target).plan)  # type: ignore[assignment]
-        return Run(method, replay(graph, tuned, target), stages)
-    if method == "dan":
-        order: list[int] = _timed(stages, "mpas", lambda: mpas(graph, target))  # type: ignore[assignment]
-        laid: Plan = _timed(stages, "dlr", lambda: dlr(graph, order, target))  # type: ignore[assignment]
-        final: Plan = _timed(stages, "cpe", lambda: cpe(graph, laid, target))  # type: ignore[assignment]
-        events = cpe(graph, laid, target, CpeOptions(window=32, passes=4, move_events=True))
-        extra = {
-            "mpas+dlr": replay(graph, laid, target),
-            "mpas+dlr-lru": replay(graph, dlr(graph, order, target, lru), target),
-            "mpas+dlr+cpe-events": replay(graph, events, target),
-        }
-        return Run(method, replay(graph, final, target), stages, extra)
-    from dan.passes.baselines.baseline_orders import ORDER_BASELINES
-
-    if method not in ORDER_BASELINES:
+    if method not in PIPELINES:
         raise CliError(f"unknown method '{method}' (valid: {', '.join(METHODS)})")
-    order = _timed(stages, method, lambda: ORDER_BASELINES[method](graph, target))  # type: ignore[assignment]
-    plan = _timed(stages, "dlr-lru", lambda: dlr(graph, order, target, lru))  # type: ignore[assignment]
-    return Run(method, replay(graph, plan, target), stages)
+    view = KernelView(graph, Plan(input_order(graph)), target)
+    stages: dict[str, float] = {}
+    after: dict[str, Plan] = {}
+    for p in planning_passes(PIPELINES[method]):
+        t0 = time.perf_counter()
+        view = plan_arrays(view, [p])
+        stages[p.name] = stages.get(p.name, 0.0) + time.perf_counter() - t0
+        after[p.name] = view.plan
+    run = Run(method, replay(graph, view.plan, target), stages)
+    if method == "dan":
+        run.extra = dan_variants(graph, after["mpas"], after["dlr"], target)
+    return run
+
+
+def dan_variants(graph: KernelGraph, order: Plan, laid: Plan, target: Core) -> dict[str, Metrics]:
+    """Tables 4 and 5: the MPAS order laid out by `dlr` (`laid`) and by the baselines'
+    layout, and `laid` after the wide event-moving CPE that `tune` runs."""
+    from dan.dialect.kernel_view import KernelView
+    from dan.passes.dan.cpe_reorder import cpe
+    from dan.passes.pipeline.kernel_rewrite import plan_arrays
+    from dan.passes.search.tune_options import WIDE_CPE
+
+    lru = plan_arrays(KernelView(graph, order, target), planning_passes(BASELINE_LAYOUT)).plan
+    return {
+        "mpas+dlr": replay(graph, laid, target),
+        "mpas+dlr-lru": replay(graph, lru, target),
+        "mpas+dlr+cpe-events": replay(graph, cpe(graph, laid, target, WIDE_CPE), target),
+    }
 
 
 def _fmt(value: float) -> str:
@@ -153,11 +159,15 @@ def tables345(results: dict[str, dict[str, Run]], graphs: dict[str, KernelGraph]
         events = dan.extra["mpas+dlr+cpe-events"].makespan
         t5.append([wl, _fmt(cost.makespan), _fmt(dan.metrics.makespan), _ratio(dan.metrics.makespan, cost.makespan),
                    _fmt(events), _ratio(events, cost.makespan)])
+    from dan.passes.dan.cpe import CpePass
+    from dan.passes.pipeline.pass_options import spell_pass
+    from dan.passes.search.tune_options import WIDE_CPE
+
     return {
         "Table 3: peak L1+UB before/after MPAS": (["workload", "input order", "MPAS", "ratio"], t3),
         "Table 4: DLR cost vs lru (MPAS order)": (["workload", "cost spills", "cost traffic", "cost makespan", "lru spills", "lru traffic", "lru makespan"], t4),
         "Table 5: DAN without/with CPE": (["workload", "makespan without CPE", "with CPE", "ratio",
-                                            "with CPE{window=32 passes=4 move-events}", "ratio"], t5),
+                                            f"with {spell_pass(CpePass, WIDE_CPE)}", "ratio"], t5),
     }
 
 
@@ -192,19 +202,22 @@ def default_workloads() -> list[Path]:
 
 
 def plots(results: dict[str, dict[str, Run]], out: Path) -> list[Path]:
+    """One bar chart per metric (ratio to `original`), written all-or-nothing; none,
+    with a note on stderr, when matplotlib is missing."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        print("dan-bench: matplotlib is not installed: no plots (pip install 'dan-scheduler[plot]')", file=sys.stderr)
         return []
-    paths = []
+    images: dict[Path, bytes] = {}
+    wls = list(results)
+    methods = [m for m in METHODS if any(m in r for r in results.values())]
+    width = 0.8 / max(len(methods), 1)
     for metric in METRICS:
         fig, ax = plt.subplots(figsize=(7, 3.5))
-        wls = list(results)
-        methods = [m for m in METHODS if any(m in r for r in results.values())]
-        width = 0.8 / max(len(methods), 1)
         for i, m in enumerate(methods):
             vals = []
             for wl in wls:
@@ -216,11 +229,62 @@ def plots(results: dict[str, dict[str, Run]], out: Path) -> list[Path]:
         ax.set_ylabel(f"{metric} / original")
         ax.legend(fontsize=7)
         fig.tight_layout()
-        path = out / f"{metric}.png"
-        fig.savefig(path, dpi=100, metadata={"Software": None})
+        png = io.BytesIO()
+        fig.savefig(png, format="png", dpi=100, metadata={"Software": None})
         plt.close(fig)
-        paths.append(path)
-    return paths
+        images[out / f"{metric}.png"] = png.getvalue()
+    write_binary_all(images)
+    return list(images)
+
+
+def write_binary_all(files: dict[Path, bytes]) -> None:
+    """Every image complete or not at all: each goes to a hidden temporary file beside
+    it, and all are renamed into place only once all are written; an interruption
+    removes the temporaries and leaves the old images."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    ready: list[tuple[str, Path]] = []
+    try:
+        for path, data in files.items():
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            ready.append((tmp, path))
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, 0o666 & ~umask)
+    except BaseException:
+        for tmp, _ in ready:
+            os.unlink(tmp)
+        raise
+    for tmp, path in ready:
+        os.replace(tmp, path)
+
+
+def plan_workloads(
+    paths: list[Path], methods: list[str], target: Core
+) -> tuple[dict[str, KernelGraph], dict[str, dict[str, Run]], int]:
+    """Read and plan every workload; one that fails (unreadable, a name already taken,
+    a method that fails on it) is named on stderr and left out. Returns the graphs and
+    results of the others and how many failed."""
+    import gc
+
+    graphs: dict[str, KernelGraph] = {}
+    results: dict[str, dict[str, Run]] = {}
+    failed = 0
+    for path in paths:
+        t0 = time.perf_counter()
+        try:
+            graph = read_graph(path)
+            if graph.name in graphs:
+                raise CliError(f"another workload is named '{graph.name}'")
+            results[graph.name] = {m: run_method(m, graph, target) for m in methods}
+        except (CliError, *USER_ERRORS) as e:
+            print(f"dan-bench: error: workload '{path}': {one_line(e)}", file=sys.stderr)
+            failed += 1
+            continue
+        graphs[graph.name] = graph
+        gc.collect()
+        print(f"dan-bench: {graph.name} ({graph.n} nodes): {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    return graphs, results, failed
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -232,8 +296,6 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     def body() -> int:
-        import gc
-
         methods = [m for m in args.methods.split(",") if m]
         bad = [m for m in methods if m not in METHODS]
         if bad or not methods:
@@ -244,18 +306,9 @@ def main(argv: list[str] | None = None) -> None:
             raise CliError("no workloads given and none found")
         if args.out.exists() and not args.out.is_dir():
             raise CliError(f"--out '{args.out}' is a file, not a directory")
-        graphs: dict[str, KernelGraph] = {}
-        for path in paths:  # read every graph first: a bad one fails before any work
-            graph = read_graph(path)
-            if graph.name in graphs:
-                raise CliError(f"two workloads are named '{graph.name}'")
-            graphs[graph.name] = graph
-        results: dict[str, dict[str, Run]] = {}
-        for graph in graphs.values():
-            t0 = time.perf_counter()
-            results[graph.name] = {m: run_method(m, graph, target) for m in methods}
-            gc.collect()
-            print(f"dan-bench: {graph.name} ({graph.n} nodes): {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+        graphs, results, failed = plan_workloads(paths, methods, target)
+        if not results:
+            raise CliError(f"no workload could be planned ({failed} failed)")
         args.out.mkdir(parents=True, exist_ok=True)
         tables = {"Table 2: methods vs original": table2(results), **tables345(results, graphs, target)}
         md = "".join(markdown(t, h, r) + "\n" for t, (h, r) in tables.items())
@@ -272,6 +325,6 @@ def main(argv: list[str] | None = None) -> None:
         atomic_write_all(files)
         plots(results, args.out)
         print(md + "\n" + files[args.out / "times.md"])
-        return 0
+        return 1 if failed else 0
 
     run("dan-bench", body)

@@ -15,7 +15,6 @@ from dan.passes.baselines.baseline_orders import ORDER_BASELINES
 from dan.passes.baselines.cosma_plan import cosma_plan
 from dan.passes.baselines.hmcos_order import HmcosOptions, hmcos_order
 from dan.passes.pipeline.kernel_rewrite import PlanningPass
-from dan.passes.pipeline.options import check_at_least
 from dan.passes.pipeline.pass_options import embed_options, embedded_options
 
 
@@ -53,11 +52,6 @@ class HmcosPass(PlanningPass):
     the fields of `HmcosOptions` (`hmcos{beam=4 rounds=0}`)."""
 
     name = "hmcos"
-
-    def __post_init__(self) -> None:
-        self.options()
-        check_at_least(self.name, "beam", self.beam, 1)
-        check_at_least(self.name, "rounds", self.rounds, 0)
 
     def options(self) -> HmcosOptions:
         return embedded_options(self)

@@ -1,9 +1,10 @@
 """The one IR rewrite every planning pass shares.
 
 A `PlanningPass` only replaces each kernel's plan: `plan(view)` works on the array
-view. `replan` views each kernel once, runs a whole run of planning passes on the
-arrays, and rebuilds the kernel once (not at all when no pass changed the plan), so
-`mpas,dlr,cpe` costs one view and one rebuild, not three.
+view. `plan_arrays` runs planning passes on a kernel's arrays alone (no IR: graph
+inputs, dan-bench); `replan` views each kernel once, runs a whole run of planning
+passes on the arrays, and rebuilds the kernel once (not at all when no pass changed
+the plan), so `mpas,dlr,cpe` costs one view and one rebuild, not three.
 """
 
 from __future__ import annotations
@@ -32,19 +33,25 @@ class PlanningPass(ModulePass, ABC):
         replan(op, [self])
 
 
+def plan_arrays(view: KernelView, passes: Sequence[PlanningPass]) -> KernelView:
+    """Run planning passes in order on one kernel's arrays (no IR); a pass's
+    `ValueError` becomes a `PassFailedException` naming the pass and the kernel."""
+    for p in passes:
+        try:
+            plan = p.plan(view)
+        except ValueError as e:
+            raise PassFailedException(f"{p.name}: kernel @{view.graph.name}: {e}") from None
+        if plan is not view.plan:
+            view = KernelView(view.graph, plan, view.target)
+    return view
+
+
 def replan(module: ModuleOp, passes: Sequence[PlanningPass]) -> None:
     """Run `passes` in order on every kernel of `module`, rewriting each kernel once."""
     for kernel in kernels(module):
-        view = view_kernel(kernel)
-        start = view.plan
-        for p in passes:
-            try:
-                plan = p.plan(view)
-            except ValueError as e:
-                raise PassFailedException(f"{p.name}: kernel @{view.graph.name}: {e}") from None
-            if plan is not view.plan:
-                view = KernelView(view.graph, plan, view.target)
-        if view.plan is not start:
+        start = view_kernel(kernel)
+        view = plan_arrays(start, passes)
+        if view.plan is not start.plan:
             Rewriter.replace_op(kernel, build_kernel(view.graph, view.plan, view.target))
 
 
