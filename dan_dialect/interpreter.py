@@ -27,19 +27,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.utils.exceptions import InterpretationError
 
-from dan.dialect.dialect import (
-    AllocOp,
-    BufType,
-    ComputeOp,
-    DmaOp,
-    FreeOp,
-    KernelOp,
-    NodeOp,
-    SpillInOp,
-    SpillOutOp,
-)
+from dan.dialect.attributes import BufType
+from dan.dialect.kernel_op import KernelOp
+from dan.dialect.node_op import NodeOp
+from dan.dialect.ops import AllocOp, ComputeOp, DmaOp, FreeOp, SpillInOp, SpillOutOp
 from dan.dialect.replay import Metrics, PlanViolation
-from dan.dialect.target import L0_TIERS, TIER_INDEX, TIERS, Core
+from dan.dialect.target import Core
 
 
 @dataclass
@@ -73,13 +66,13 @@ class KernelState:
     pipe_free: dict[str, int] = field(default_factory=dict)
     touched: dict[int, int] = field(default_factory=dict)
     """Buffer id -> latest finish among the nodes that touched it so far."""
-    residents: list[list[tuple[int, int, Placement]]] = field(default_factory=lambda: [[] for _ in TIERS])
+    residents: list[list[tuple[int, int, Placement]]] = field(init=False)
     """Per tier: (start, end, placement) of the buffers resident there."""
-    history: list[list[tuple[int, int, int]]] = field(default_factory=lambda: [[] for _ in TIERS])
+    history: list[list[tuple[int, int, int]]] = field(init=False)
     """Per tier: disjoint segments (start, end, finish of the latest release there)."""
-    live: list[int] = field(default_factory=lambda: [0] * len(TIERS))
-    count: list[int] = field(default_factory=lambda: [0] * len(TIERS))
-    peaks: list[int] = field(default_factory=lambda: [0] * len(TIERS))
+    live: list[int] = field(init=False)
+    count: list[int] = field(init=False)
+    peaks: list[int] = field(init=False)
     peak_now: int = 0
     peak: int = 0
     l0_rule: bool = True
@@ -87,6 +80,12 @@ class KernelState:
     traffic: int = 0
     times: dict[int, tuple[int, int]] = field(default_factory=dict)
     """Node id -> (start, finish)."""
+
+    def __post_init__(self) -> None:
+        ntiers = len(self.target.tiers)
+        self.residents = [[] for _ in range(ntiers)]
+        self.history = [[] for _ in range(ntiers)]
+        self.live, self.count, self.peaks = [0] * ntiers, [0] * ntiers, [0] * ntiers
 
     @property
     def timing(self) -> bool:
@@ -111,7 +110,7 @@ class KernelState:
         if not self.layout or not self.timing or p.offset is None:
             return 0
         off, end, cap = p.offset, p.offset + p.size, self.target.capacity[p.tier]
-        tier = TIERS[p.tier]
+        tier = self.target.tiers[p.tier]
         if off < 0 or end > cap:
             raise _Invalid("out-of-bounds", f"{what}: buffer {p.buf_id} at [{off}, {end}) outside {tier} capacity {cap}")
         if p.size:
@@ -155,7 +154,7 @@ class KernelState:
         if t in self.target.peak_tiers:
             self.peak_now += p.size
             self.peak = max(self.peak, self.peak_now)
-        if t in L0_TIERS and self.count[t] > 1:
+        if t in self.target.l0_tiers and self.count[t] > 1:
             self.l0_rule = False
 
     def count_free(self, p: Placement) -> None:
@@ -168,7 +167,7 @@ class KernelState:
         valid = self.violation is None
         makespan = max((f for _, f in self.times.values()), default=0) if valid else 0
         return Metrics(
-            valid, self.violation, self.peak, dict(zip(TIERS, self.peaks)), self.l0_rule,
+            valid, self.violation, self.peak, dict(zip(self.target.tiers, self.peaks)), self.l0_rule,
             self.spill_count, self.traffic, makespan,
         )
 
@@ -192,7 +191,7 @@ class DanFunctions(InterpreterFunctions):
     def run_alloc(self, interpreter: Interpreter, op: AllocOp, args: PythonValues) -> PythonValues:
         st = self.state(interpreter)
         t: BufType = op.buf_type
-        p = Placement(op.buf_id, TIER_INDEX[t.tier], t.size, op.offset, 0)
+        p = Placement(op.buf_id, st.target.tier_index[t.tier], t.size, op.offset, 0)
         st.count_alloc(p)
         ready = max(args, default=0)
         done = _guard(st, lambda: st.finish(op, max(ready, st.place(p, op.describe())), 0, None))
@@ -254,7 +253,7 @@ class DanFunctions(InterpreterFunctions):
                 raise _Invalid("bad-spill", f"{op.describe()}: buffer {p.buf_id} is not resident")
             ready = max((st.touched.get(p.buf_id, 0), *args[1:]))
             cycles = 0 if clean else st.target.spill_cycles(p.size)
-            done = st.finish(op, ready, cycles, "MTE3")
+            done = st.finish(op, ready, cycles, st.target.pipes[st.target.spill_out_pipe])
             st.release(p, done)
             st.touch(p.buf_id, done)
             return done
@@ -271,7 +270,7 @@ class DanFunctions(InterpreterFunctions):
             if old.resident:
                 raise _Invalid("bad-spill", f"{op.describe()}: buffer {p.buf_id} is already resident")
             ready = max(max(args[1:], default=0), st.place(p, op.describe()))
-            done = st.finish(op, ready, st.target.spill_cycles(p.size), "MTE2")
+            done = st.finish(op, ready, st.target.spill_cycles(p.size), st.target.pipes[st.target.spill_in_pipe])
             st.touch(p.buf_id, done)
             return done
 

@@ -27,21 +27,13 @@ from typing import cast
 from xdsl.dialects.builtin import DenseArrayBase, IntAttr, IntegerAttr, ModuleOp, StringAttr, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from dan.dialect.dialect import (
-    TOKEN,
-    AllocOp,
-    BufType,
-    ComputeOp,
-    DmaOp,
-    FreeOp,
-    KernelOp,
-    NodeOp,
-    SpillInOp,
-    SpillOutOp,
-    TargetAttr,
-)
+from dan.dialect.attributes import TOKEN, BufType, PipeAttr
 from dan.dialect.graph import ALLOC, FREE, GraphError, KernelGraph, NodeRecord, Plan, build_graph
-from dan.dialect.target import COMPUTE_PIPES, PIPES, TIERS, Core
+from dan.dialect.kernel_op import KernelOp
+from dan.dialect.node_op import NodeOp
+from dan.dialect.ops import AllocOp, ComputeOp, DmaOp, FreeOp, SpillInOp, SpillOutOp
+from dan.dialect.target import Core
+from dan.dialect.target_attr import TargetAttr
 
 
 @dataclass
@@ -115,8 +107,10 @@ def view_kernel(kernel: KernelOp) -> KernelView:
             bufs, deps = work.buffers_and_deps()
             touched = tuple(_buffer(buf_of, b, work) for b in bufs)
             records.append(NodeRecord(work.node_id, work.op_name, pipe=work.pipe, cycles=work.cycles, bufs=touched))
+        elif isinstance(op, NodeOp):
+            raise GraphError(f"kernel @{name}: the array view has no node kind for '{op.name}'")
         else:
-            raise GraphError(f"kernel @{name}: '{op.name}' is not a dan node operation")
+            continue  # not a graph node (a lowering's stream or flag op): left alone
         node = cast(NodeOp, op)
         nid = records[-1].id
         node_ops.append(node)
@@ -130,7 +124,9 @@ def view_kernel(kernel: KernelOp) -> KernelView:
                     )
                 continue
             if type(owner) not in _NODE_TYPES:
-                raise GraphError(f"{node.describe()}: waits for a token that no node of kernel @{name} defines")
+                if isinstance(owner, NodeOp):
+                    raise GraphError(f"{node.describe()}: waits for a token that no node of kernel @{name} defines")
+                continue  # a token of a non-node op is not a graph edge
             edges.append((cast(NodeOp, owner).node_id, nid))
     order_ids = [r.id for r in records]
     perm = sorted(range(len(records)), key=order_ids.__getitem__)
@@ -153,7 +149,7 @@ def view_kernel(kernel: KernelOp) -> KernelView:
             o = spill_outs[k]
             raise GraphError(f"{o.describe()}: buffer {spill_buf[o.done]} is never brought back by a dan.spill_in")
     slot = {id(op): v for v, op in enumerate(ops)}
-    order = [slot[id(op)] for op in kernel.body.block.ops]
+    order = [v for op in kernel.body.block.ops if (v := slot.get(id(op))) is not None]
     return KernelView(graph, Plan(order, _offsets(graph, offsets), spills), kernel.target, ops)
 
 
@@ -199,8 +195,11 @@ def _i64_attr(value: int) -> IntegerAttr:
 class _Attrs:
     """Shared attribute objects: one per distinct value."""
 
-    def __init__(self) -> None:
+    def __init__(self, target: Core) -> None:
+        self.target = target
         self.strs: dict[str, StringAttr] = {}
+        self.pipes = [PipeAttr(p) for p in target.pipes]
+        """Pipe attribute by pipe index."""
         self.types: dict[tuple[int, int], BufType] = {}
         self.segments: dict[tuple[int, int], DenseArrayBase] = {}
 
@@ -219,7 +218,7 @@ class _Attrs:
     def buf_type(self, tier: int, size: int) -> BufType:
         t = self.types.get((tier, size))
         if t is None:
-            t = self.types[(tier, size)] = BufType(TIERS[tier], size)
+            t = self.types[(tier, size)] = BufType(self.target.tiers[tier], size)
         return t
 
     def segment(self, nbufs: int, ndeps: int) -> DenseArrayBase:
@@ -239,7 +238,7 @@ def build_kernel(graph: KernelGraph, plan: Plan, target: Core) -> KernelOp:
     n = graph.n
     total = n + 2 * len(plan.spills)
     _check_permutation(plan.order, total)
-    a = _Attrs()
+    a = _Attrs(target)
     nbuf = len(graph.buf_ids)
     kinds, preds, node_bufs, ids = graph.kinds, graph.preds, graph.node_bufs, graph.node_ids
     offsets = plan.offsets
@@ -315,12 +314,12 @@ def build_kernel(graph: KernelGraph, plan: Plan, target: Core) -> KernelOp:
                 current[b] = None
             else:
                 bufs = [resident(b, v) for b in node_bufs[v]]
-                pipe = PIPES[graph.pipes[v]]
-                cls = ComputeOp if pipe in COMPUTE_PIPES else DmaOp
+                pipe = graph.pipes[v]
+                cls = DmaOp if target.pipes[pipe] in target.dma_pipes else ComputeOp
                 op = cls.create(
                     operands=[*bufs, *deps], result_types=[TOKEN],
                     properties={
-                        "id": a.integer(ids[v]), "op": a.string(graph.ops[v]), "pipe": a.string(pipe),
+                        "id": a.integer(ids[v]), "op": a.string(graph.ops[v]), "pipe": a.pipes[pipe],
                         "cycles": a.integer(graph.cycles[v]), "operandSegmentSizes": a.segment(len(bufs), len(deps)),
                     },
                 )

@@ -107,7 +107,7 @@ dan.kernel @never_freed {
 
 // -----
 
-// Test that an unknown tier is a parse error naming the valid tiers.
+// Test that an unknown tier is an error naming the target's tiers.
 dan.kernel @unknown_tier {
   %b, %ta = dan.alloc {id = 0, buf = 0} : !dan.buf<L2, 16>
 }
@@ -123,7 +123,7 @@ dan.kernel @unknown_tier {
 
 // -----
 
-// Test that an unknown pipe is a parse error naming the valid pipes.
+// Test that an unknown pipe is an error naming the target's pipes.
 dan.kernel @unknown_pipe {
   %t = dan.compute "EXP" on GPU cycles(4) {id = 0}
 }
@@ -131,9 +131,9 @@ dan.kernel @unknown_pipe {
 
 // -----
 
-// Test that an unknown pipe in the generic format is a verifier error.
+// Test that the generic format gives an unknown pipe the same message.
 "dan.kernel"() <{sym_name = "unknown_pipe_generic"}> ({
-  %t = "dan.compute"() <{id = 0 : i64, op = "EXP", pipe = "GPU", cycles = 4 : i64, operandSegmentSizes = array<i32: 0, 0>}> : () -> !dan.token
+  %t = "dan.compute"() <{id = 0 : i64, op = "EXP", pipe = #dan.pipe<GPU>, cycles = 4 : i64, operandSegmentSizes = array<i32: 0, 0>}> : () -> !dan.token
 }) : () -> ()
 // CHECK: dan.compute (node 0): unknown pipe 'GPU' (pipes: MTE1, MTE2, MTE3, FIXP, CUBE, VECTOR)
 
@@ -203,11 +203,15 @@ dan.kernel @spill_in_twice {
 
 // -----
 
-// Test that a kernel holds only dan node ops.
+// Test that ops that are not graph nodes are left alone and the node ops around them
+// are still checked.
 dan.kernel @foreign_op {
-  %c = "test.op"() : () -> i32
+  %b, %ta = dan.alloc {id = 0, buf = 3} : !dan.buf<UB, 128>
+  %c = "test.op"(%b) : (!dan.buf<UB, 128>) -> !dan.token
+  %t1 = dan.free %b after(%c) {id = 9}
+  %t2 = dan.compute "EXP" on VECTOR cycles(4) bufs(%b) after(%ta) {id = 2}
 }
-// CHECK: dan.kernel @foreign_op: 'test.op' is not a dan node operation
+// CHECK: dan.compute (node 2): use of buffer 3 after its FREE (node 9)
 
 // -----
 

@@ -18,7 +18,7 @@
 
 // GENERIC-LABEL: "dan.kernel"() <{sym_name = "tiny"}> ({
 // GENERIC-NEXT:    %a, %ta = "dan.alloc"() <{id = 0 : i64, buf = 0 : i64, offset = 0 : i64}> : () -> (!dan.buf<L1, 128>, !dan.token)
-// GENERIC:         %t3 = "dan.compute"(%a, %c, %t1, %tc) <{id = 3 : i64, op = "EXP", pipe = "VECTOR", cycles = 10 : i64, operandSegmentSizes = array<i32: 2, 2>}> : (!dan.buf<L1, 128>, !dan.buf<UB, 64>, !dan.token, !dan.token) -> !dan.token
+// GENERIC:         %t3 = "dan.compute"(%a, %c, %t1, %tc) <{id = 3 : i64, op = "EXP", pipe = #dan.pipe<VECTOR>, cycles = 10 : i64, operandSegmentSizes = array<i32: 2, 2>}> : (!dan.buf<L1, 128>, !dan.buf<UB, 64>, !dan.token, !dan.token) -> !dan.token
 // GENERIC:       }) {target = #dan.target<contest>} : () -> ()
 dan.kernel @tiny attributes {target = #dan.target<contest>} {
   %a, %ta = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<L1, 128>
