@@ -81,13 +81,22 @@ class Core:
         return math.ceil(size / self.spill_units_per_cycle) + self.spill_startup
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "capacity": {t: self.capacity[i] for i, t in enumerate(TIERS)},
-            "peak_tiers": [TIERS[i] for i in self.peak_tiers],
-            "spill_units_per_cycle": self.spill_units_per_cycle,
-            "spill_startup": self.spill_startup,
-        }
+        """The target-file form (`target_from_json` reads it back); the tier and pipe
+        sets appear only when they are not the contest core's."""
+        data: dict[str, object] = {"name": self.name}
+        if self.tiers != TIERS or self.l0_tiers != L0_TIERS:
+            data["tiers"] = list(self.tiers)
+            data["l0_tiers"] = [self.tiers[i] for i in self.l0_tiers]
+        data["capacity"] = {t: self.capacity[i] for i, t in enumerate(self.tiers)}
+        data["peak_tiers"] = [self.tiers[i] for i in self.peak_tiers]
+        if (self.pipes, self.dma_pipes, self.spill_out_pipe, self.spill_in_pipe) != (PIPES, DMA_PIPES, SPILL_OUT_PIPE, SPILL_IN_PIPE):
+            data["pipes"] = list(self.pipes)
+            data["dma_pipes"] = [p for p in self.pipes if p in self.dma_pipes]
+            data["spill_out_pipe"] = self.pipes[self.spill_out_pipe]
+            data["spill_in_pipe"] = self.pipes[self.spill_in_pipe]
+        data["spill_units_per_cycle"] = self.spill_units_per_cycle
+        data["spill_startup"] = self.spill_startup
+        return data
 
 
 CONTEST = Core("contest", (4096, 1024, 256, 256, 512))
@@ -100,23 +109,59 @@ ASCEND910B = Core(
 PRESETS: dict[str, Core] = {t.name: t for t in (CONTEST, ASCEND910B)}
 
 
+TARGET_KEYS: tuple[str, ...] = (
+    "name", "tiers", "capacity", "peak_tiers", "l0_tiers", "pipes", "dma_pipes", "spill_out_pipe",
+    "spill_in_pipe", "spill_units_per_cycle", "spill_startup",
+)
+"""The keys a target file may hold; any other key is refused (a misspelling would be ignored)."""
+
+
+def _names(data: dict, key: str, default: tuple[str, ...], name: str, within: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """A list of distinct names (from `within` when given) under `key`, or `default`."""
+    value = data.get(key, list(default))
+    if (not isinstance(value, list) or any(not isinstance(v, str) or not v for v in value)
+            or len(set(value)) != len(value) or (within is not None and any(v not in within for v in value))):
+        allowed = f" from {', '.join(within)}" if within is not None else ""
+        raise TargetError(f"target '{name}': '{key}' must list distinct {'tiers' if 'tier' in key else 'pipes'}{allowed}")
+    return tuple(value)
+
+
+def _pipe(data: dict, key: str, default: str, pipes: tuple[str, ...], name: str) -> int:
+    value = data.get(key, default)
+    if value not in pipes:
+        raise TargetError(f"target '{name}': '{key}' must be one of the pipes ({', '.join(pipes)}), got {json.dumps(value)}")
+    return pipes.index(value)
+
+
 def target_from_json(data: object, name: str) -> Core:
-    """Build a target from its JSON form (see `Core.to_json`)."""
+    """Build a target from its JSON form (see `Core.to_json`); unknown keys are refused.
+
+    `tiers` and `pipes` default to the contest core's; `l0_tiers`, `dma_pipes` and
+    the spill pipes default to those of its names that the core has.
+    """
     if not isinstance(data, dict) or not isinstance(data.get("capacity"), dict):
         raise TargetError(f"target '{name}': expected an object with a 'capacity' object")
+    unknown_keys = [k for k in data if k not in TARGET_KEYS]
+    if unknown_keys:
+        raise TargetError(f"target '{name}': unknown key '{unknown_keys[0]}' (keys: {', '.join(TARGET_KEYS)})")
+    base = CONTEST
+    tiers = _names(data, "tiers", base.tiers, name)
     caps = data["capacity"]
-    unknown = sorted(set(caps) - set(TIERS))
+    unknown = [t for t in caps if t not in tiers]
     if unknown:
-        raise TargetError(f"target '{name}': unknown tier '{unknown[0]}' (tiers: {', '.join(TIERS)})")
-    missing = [t for t in TIERS if t not in caps]
+        raise TargetError(f"target '{name}': unknown tier '{unknown[0]}' (tiers: {', '.join(tiers)})")
+    missing = [t for t in tiers if t not in caps]
     if missing:
         raise TargetError(f"target '{name}': no capacity for tier '{missing[0]}'")
-    if any(not _is_int(caps[t]) or not 0 < caps[t] < LIMIT for t in TIERS):
+    if any(not _is_int(caps[t]) or not 0 < caps[t] < LIMIT for t in tiers):
         raise TargetError(f"target '{name}': capacities must be integers from 1 to 2^62")
-    peak = data.get("peak_tiers", ["L1", "UB"])
-    if (not isinstance(peak, list) or any(not isinstance(p, str) or p not in TIER_INDEX for p in peak)
-            or len(set(peak)) != len(peak)):
-        raise TargetError(f"target '{name}': 'peak_tiers' must list distinct tiers from {', '.join(TIERS)}")
+    default_peak = tuple(base.tiers[i] for i in base.peak_tiers if base.tiers[i] in tiers)
+    peak = _names(data, "peak_tiers", default_peak, name, tiers)
+    l0 = _names(data, "l0_tiers", tuple(base.tiers[i] for i in base.l0_tiers if base.tiers[i] in tiers), name, tiers)
+    pipes = _names(data, "pipes", base.pipes, name)
+    dma = _names(data, "dma_pipes", tuple(p for p in base.pipes if p in base.dma_pipes and p in pipes), name, pipes)
+    spill_out = _pipe(data, "spill_out_pipe", base.pipes[base.spill_out_pipe], pipes, name)
+    spill_in = _pipe(data, "spill_in_pipe", base.pipes[base.spill_in_pipe], pipes, name)
     rate = data.get("spill_units_per_cycle", 0.5)
     startup = data.get("spill_startup", 150)
     if (isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 1e-6 <= rate <= 1e9
@@ -125,12 +170,13 @@ def target_from_json(data: object, name: str) -> Core:
             f"target '{name}': 'spill_units_per_cycle' must be a number from 1e-6 to 1e9 and "
             "'spill_startup' an integer from 0 to 2^62"
         )
+    label = data.get("name", name)
+    if not isinstance(label, str) or not label:
+        raise TargetError(f"target '{name}': 'name' must be a non-empty string")
     return Core(
-        str(data.get("name", name)),
-        tuple(caps[t] for t in TIERS),
-        tuple(TIER_INDEX[p] for p in peak),
-        float(rate),
-        startup,
+        label, tuple(caps[t] for t in tiers), tuple(tiers.index(p) for p in peak), float(rate), startup,
+        tiers=tiers, pipes=pipes, dma_pipes=frozenset(dma), l0_tiers=tuple(tiers.index(t) for t in l0),
+        spill_out_pipe=spill_out, spill_in_pipe=spill_in,
     )
 
 

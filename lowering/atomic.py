@@ -1,16 +1,22 @@
-"""All-or-nothing file writes: a file appears complete or not at all.
+"""All-or-nothing file writes: a set of files appears complete or not at all.
 
-Regular files (and new paths) are written to a temporary file beside their real
-location and renamed into place; a symlink is written through to its target, and a
-device or pipe (`/dev/null`, `/dev/stdout`) is written directly, never replaced.
+Regular files (and new paths) are written to temporary files beside their real
+location; once every one is staged they are renamed into place, and files the set
+replaces are removed, with SIGINT and SIGTERM held back so an interrupt cannot leave
+half a set. A failure while renaming puts the old files back. Temporary files are
+removed on every exit path. A symlink is written through to its target, and a device
+or pipe (`/dev/null`, `/dev/stdout`) is written directly, never replaced.
 Errors name the user's path, not the temporary file.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import stat
 import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -21,6 +27,20 @@ def _umask() -> int:
 
 
 _MODE = 0o666 & ~_umask()
+_HELD = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM back inside the block (delivered when it ends)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _special(path: Path) -> bool:
@@ -31,42 +51,75 @@ def _special(path: Path) -> bool:
         return False
 
 
-def _stage(path: Path, text: str) -> str:
-    """Write `text` to a temporary file beside `path`; returns its name."""
+def _unlink(path: str | Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _stage(path: Path, text: str, temps: list[str]) -> None:
+    """Write `text` to a temporary file beside `path`, recorded in `temps`."""
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
         raise OSError(e.errno, e.strerror, str(path)) from None
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        mode = stat.S_IMODE(os.stat(path).st_mode) if path.exists() else _MODE
-        os.chmod(tmp, mode)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    temps.append(tmp)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    mode = stat.S_IMODE(os.stat(path).st_mode) if path.exists() else _MODE
+    os.chmod(tmp, mode)
+
+
+def _backup(path: Path, temps: list[str]) -> str | None:
+    """A hard link to the current file at `path` (None when there is none)."""
+    if not path.exists():
+        return None
+    tmp = tempfile.mktemp(dir=path.parent, prefix=f".{path.name}.", suffix=".old")
+    os.link(path, tmp)
+    temps.append(tmp)
     return tmp
 
 
-def atomic_write_all(files: dict[Path, str]) -> None:
-    """Write every file or none: all are staged first, then renamed into place."""
+def _commit(staged: list[tuple[str, Path]], remove: Sequence[Path], temps: list[str]) -> None:
+    """Rename every staged file into place and remove `remove`; undo all on failure."""
+    done: list[tuple[Path, str | None]] = []  # (path, its backup)
+    try:
+        for path in [*(p for _, p in staged), *remove]:
+            done.append((path, _backup(path, temps)))
+        for tmp, path in staged:
+            os.replace(tmp, path)
+        for path in remove:
+            _unlink(path)
+    except BaseException:
+        for path, old in done:
+            if old is not None:
+                os.replace(old, path)
+            elif path in {p for _, p in staged}:
+                _unlink(path)
+        raise
+
+
+def atomic_write_all(files: dict[Path, str], remove: Sequence[Path] = ()) -> None:
+    """Write every file and remove every path of `remove`, or change nothing."""
     staged: list[tuple[str, Path]] = []
     direct: list[tuple[Path, str]] = []
-    try:
-        for path, text in files.items():
-            real = Path(os.path.realpath(path))
-            if real.is_dir():
-                raise IsADirectoryError(21, "Is a directory", str(path))
-            if _special(real):
-                direct.append((real, text))
-            else:
-                staged.append((_stage(real, text), real))
-    except BaseException:
-        for tmp, _ in staged:
-            os.unlink(tmp)
-        raise
-    for tmp, path in staged:
-        os.replace(tmp, path)
+    temps: list[str] = []
+    with interrupts_held():
+        try:
+            for path, text in files.items():
+                real = Path(os.path.realpath(path))
+                if real.is_dir():
+                    raise IsADirectoryError(21, "Is a directory", str(path))
+                if _special(real):
+                    direct.append((real, text))
+                else:
+                    _stage(real, text, temps)
+                    staged.append((temps[-1], real))
+            _commit(staged, [Path(os.path.realpath(p)) for p in remove], temps)
+        finally:
+            for tmp in temps:
+                _unlink(tmp)
     for path, text in direct:
         with open(path, "w") as f:
             f.write(text)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from dan.dialect.graph import ALLOC, FREE, GraphError, KernelGraph, NodeRecord, build_graph
-from dan.dialect.target import PIPES, TIERS
+from dan.dialect.target import CONTEST, Core
 from dan.lowering.atomic import atomic_write
 
 
@@ -60,8 +60,8 @@ def _record(node: Any, where: str) -> NodeRecord:
         raise GraphError(f"node {nid} ({op}): missing field '{e.args[0]}'") from None
 
 
-def parse_graph_json(text: str, name: str) -> KernelGraph:
-    """A graph from the text of a JSON graph file."""
+def parse_graph_json(text: str, name: str, core: Core = CONTEST) -> KernelGraph:
+    """A graph for `core` from the text of a JSON graph file."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
@@ -70,13 +70,15 @@ def parse_graph_json(text: str, name: str) -> KernelGraph:
         raise GraphError("malformed JSON: nested too deeply") from None
     if not isinstance(data, dict) or not isinstance(data.get("Nodes"), list) or not isinstance(data.get("Edges", []), list):
         raise GraphError("expected an object with a 'Nodes' list and an 'Edges' list")
+    if "Edges" not in data:
+        raise GraphError("no 'Edges' list (a graph without edges has \"Edges\": [])")
     records = [_record(node, f"node #{i}") for i, node in enumerate(data["Nodes"])]
     edges = []
-    for e in data.get("Edges", []):
+    for e in data["Edges"]:
         if not isinstance(e, list) or len(e) != 2:
             raise GraphError(f"edge {json.dumps(e)}: expected [src, dst]")
         edges.append((_int(e[0], "edge source"), _int(e[1], "edge target")))
-    return build_graph(name, records, edges)
+    return build_graph(name, records, edges, core)
 
 
 def _read_csv(path: Path) -> list[dict[str, str]]:
@@ -89,7 +91,7 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
         raise GraphError(f"'{path.name}': malformed CSV: {e}") from None
 
 
-def read_graph_csv(path: str | Path) -> KernelGraph:
+def read_graph_csv(path: str | Path, core: Core = CONTEST) -> KernelGraph:
     """A graph from `NAME_Nodes.csv` and `NAME_Edges.csv` (either may be named).
 
     Nodes: `Id,Op,BufId,Size,Type,Pipe,Cycles,Bufs` with `Bufs` as ids separated by
@@ -122,46 +124,46 @@ def read_graph_csv(path: str | Path) -> KernelGraph:
         if i == 0 and not re.fullmatch(r"-?[0-9]+", row[0].strip()):
             continue  # header
         edges.append((_int(row[0].strip(), f"'{edges_path.name}' row {i + 1}"), _int(row[1].strip(), f"'{edges_path.name}' row {i + 1}")))
-    return build_graph(name, records, edges)
+    return build_graph(name, records, edges, core)
 
 
-def read_graph(path: str | Path) -> KernelGraph:
-    """A graph from a `.json` file or a `.csv` pair; errors name the file."""
+def read_graph(path: str | Path, core: Core = CONTEST) -> KernelGraph:
+    """A graph for `core` from a `.json` file or a `.csv` pair; errors name the file."""
     path = Path(path)
     if path.suffix == ".csv":
-        return read_graph_csv(path)
+        return read_graph_csv(path, core)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise GraphError(f"cannot read '{path}': {e.strerror}") from None
     except UnicodeDecodeError:
         raise GraphError(f"'{path}': not UTF-8 text") from None
     try:
-        return parse_graph_json(text, graph_name(path))
+        return parse_graph_json(text, graph_name(path), core)
     except GraphError as e:
         raise GraphError(f"'{path.name}': {e}") from None
 
 
-def graph_to_json(graph: KernelGraph) -> dict[str, Any]:
-    """The public JSON form of a graph (original nodes and edges only)."""
+def graph_to_json(graph: KernelGraph, core: Core = CONTEST) -> dict[str, Any]:
+    """The public JSON form of a graph built for `core` (original nodes and edges only)."""
     nodes: list[dict[str, Any]] = []
     for v in range(graph.n):
         nid = graph.node_ids[v]
         if graph.kinds[v] in (ALLOC, FREE):
             b = graph.node_bufs[v][0]
             nodes.append({"Id": nid, "Op": graph.ops[v], "BufId": graph.buf_ids[b],
-                          "Size": graph.buf_size[b], "Type": TIERS[graph.buf_tier[b]]})
+                          "Size": graph.buf_size[b], "Type": core.tiers[graph.buf_tier[b]]})
         else:
-            nodes.append({"Id": nid, "Op": graph.ops[v], "Pipe": PIPES[graph.pipes[v]],
+            nodes.append({"Id": nid, "Op": graph.ops[v], "Pipe": core.pipes[graph.pipes[v]],
                           "Cycles": graph.cycles[v], "Bufs": [graph.buf_ids[b] for b in graph.node_bufs[v]]})
     edges = [[graph.node_ids[u], graph.node_ids[v]] for u, v in sorted(graph.edges())]
     return {"Nodes": nodes, "Edges": edges}
 
 
-def graph_json_text(graph: KernelGraph) -> str:
+def graph_json_text(graph: KernelGraph, core: Core = CONTEST) -> str:
     """The text of a graph JSON file (one line per field, newline-terminated)."""
-    return json.dumps(graph_to_json(graph), indent=1) + "\n"
+    return json.dumps(graph_to_json(graph, core), indent=1) + "\n"
 
 
-def write_graph_json(graph: KernelGraph, path: str | Path) -> None:
-    atomic_write(Path(path), graph_json_text(graph))
+def write_graph_json(graph: KernelGraph, path: str | Path, core: Core = CONTEST) -> None:
+    atomic_write(Path(path), graph_json_text(graph, core))

@@ -28,9 +28,11 @@ def plan_paths(directory: str | Path, name: str) -> tuple[Path, Path, Path]:
 
 def _lines(path: Path) -> list[str]:
     try:
-        return [line.strip() for line in path.read_text().splitlines() if line.strip()]
+        return [line.strip() for line in path.read_bytes().decode().splitlines() if line.strip()]
     except OSError as e:
         raise PlanError(f"cannot read '{path.name}': {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise PlanError(f"'{path.name}': not UTF-8 text (byte {e.start})") from None
 
 
 def _pairs(path: Path) -> list[tuple[int, int, int]]:
@@ -47,7 +49,8 @@ def _pairs(path: Path) -> list[tuple[int, int, int]]:
 def read_plan(graph: KernelGraph, directory: str | Path, name: str | None = None) -> Plan:
     """The plan of `graph` stored in `directory` (the memory and spill files are optional)."""
     if not Path(directory).is_dir():
-        raise PlanError(f"plan directory '{directory}' does not exist")
+        what = "is not a directory" if Path(directory).exists() else "does not exist"
+        raise PlanError(f"plan directory '{directory}' {what}")
     sched_path, mem_path, spill_path = plan_paths(directory, name or graph.name)
     buf_index = {bid: b for b, bid in enumerate(graph.buf_ids)}
 
@@ -83,6 +86,9 @@ def read_plan(graph: KernelGraph, directory: str | Path, name: str | None = None
         v = index.get(nid)
         if v is None:
             if not 0 <= nid - base < limit:
+                if nid >= base and not spill_path.exists():
+                    raise PlanError(f"'{sched_path.name}' line {i + 1}: node id {nid} would be a spill node, "
+                                    f"but there is no '{spill_path.name}'")
                 raise PlanError(f"'{sched_path.name}' line {i + 1}: unknown node id {nid}")
             v = graph.n + nid - base
         order.append(v)
@@ -104,7 +110,7 @@ def plan_texts(graph: KernelGraph, plan: Plan, directory: str | Path) -> dict[Pa
 
 
 def write_plan(graph: KernelGraph, plan: Plan, directory: str | Path) -> list[Path]:
-    """Write the plan files atomically (all or none); returns the paths written."""
+    """Write the plan files as a set (all new or all old); returns the paths written."""
     files = plan_texts(graph, plan, directory)
     atomic_write_all(files)
     return list(files)

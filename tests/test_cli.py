@@ -49,7 +49,7 @@ def test_golden_plan_through_ir_exports_byte_for_byte(case: str, tmp_path: Path)
     from dan.dialect.target import CONTEST
     from dan.lowering.graph_files import read_graph
     from dan.lowering.plan_files import read_plan
-    from dan.tools.ir_io import print_module
+    from dan.lowering.ir_io import print_module
     from xdsl.dialects.builtin import ModuleOp
 
     graph = read_graph(workload(case))
@@ -103,8 +103,8 @@ def test_invalid_plan_exits_2(tmp_path: Path) -> None:
 BAD = [
     (("dan-opt", "missing.json"), "dan-opt", "cannot read 'missing.json': No such file or directory"),
     (("dan-opt", str(EXAMPLE), "-p", "nosuchpass"), "dan-opt", "bad pass pipeline 'nosuchpass': Unrecognized passes: ['nosuchpass']"),
-    (("dan-opt", str(EXAMPLE), "-p", "dlr{policy=foo}"), "dan-opt", "unknown dlr policy 'foo' (valid: cost, lru, belady)"),
-    (("dan-opt", str(EXAMPLE), "-p", "mpas{policy=foo}"), "dan-opt", "unknown mpas policy 'foo' (valid: "),
+    (("dan-opt", str(EXAMPLE), "-p", "dlr{policy=foo}"), "dan-opt", "option 'policy' of pass 'dlr': unknown value 'foo' (valid: cost, lru, belady)"),
+    (("dan-opt", str(EXAMPLE), "-p", "mpas{policy=foo}"), "dan-opt", "option 'policy' of pass 'mpas': unknown value 'foo' (valid: "),
     (("dan-opt", str(EXAMPLE), "--target", "tpu"), "dan-opt", "unknown target 'tpu' (presets: contest, ascend910b; or a .json file)"),
     (("dan-export", "--format", "xml", str(EXAMPLE)), "dan-export", "unknown format 'xml' (valid: contest, graph)"),
     (("dan-replay", str(EXAMPLE), "--plan", "nowhere"), "dan-replay", "plan directory 'nowhere' does not exist"),

@@ -1,25 +1,28 @@
-"""What every command shares: one-line errors, input loading and the GC switch.
+"""What every command shares: one-line errors, the version, output streams, the GC switch.
 
-A user error (bad graph, plan, target, IR or pass option) prints
-`PROG: error: MESSAGE` on stderr and exits 1; nothing is half-written.
+A user error (bad graph, plan, target, IR, pass option or input) prints
+`PROG: error: MESSAGE` on stderr and exits 1; nothing is half-written. A closed
+standard stream or a reader that went away ends the command without a traceback.
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException, VerifyException
 
-from dan.dialect.graph import GraphError, KernelGraph, Plan, input_order
-from dan.dialect.target import Core, TargetError
+from dan.dialect.graph import GraphError
+from dan.dialect.target import TargetError
+from dan.lowering.backends import OutputError
+from dan.lowering.frontends import InputError
 from dan.lowering.plan_files import PlanError
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
-    GraphError, PlanError, TargetError, DiagnosticException, ParseError, VerifyException,
+    GraphError, PlanError, TargetError, InputError, OutputError, DiagnosticException, ParseError, VerifyException,
     PassFailedException, ArgSpecParseError, OSError, ValueError,
 )
 
@@ -44,53 +47,73 @@ def one_line(e: BaseException) -> str:
     return "; ".join(lines[:1] + [ln for ln in lines[1:] if not ln.startswith(("^", "|"))][:1]) if lines else type(e).__name__
 
 
+def version_text(prog: str) -> str:
+    """`PROG (dan-scheduler V, xdsl V)`."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def of(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "unknown"
+
+    return f"{prog} (dan-scheduler {of('dan-scheduler')}, xdsl {of('xdsl')})"
+
+
+class _Version(argparse.Action):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, nargs=0, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        write_stdout(version_text(parser.prog) + "\n")
+        parser.exit()
+
+
+def add_version(ap: argparse.ArgumentParser) -> None:
+    """`--version`: print the command's and xDSL's versions and exit."""
+    ap.add_argument("--version", action=_Version, help="print the version and exit")
+
+
+def write_stdout(text: str) -> None:
+    """Write to standard output; a closed one is a one-line error."""
+    if sys.stdout is None:
+        raise CliError("standard output is closed (name an output file with -o)")
+    sys.stdout.write(text)
+
+
+def say(prog: str, text: str) -> None:
+    """A note or warning on standard error (dropped when it is closed)."""
+    if sys.stderr is not None:
+        print(f"{prog}: {text}", file=sys.stderr)
+
+
+def _quiet_exit(code: int) -> None:
+    if sys.stderr is not None:
+        sys.stderr.close()
+    os._exit(code)
+
+
 def run(prog: str, body: Callable[[], int | None]) -> None:
     """Run a command body with the GC off, turning user errors into one line and exit 1."""
     gc.disable()
     try:
         code = body() or 0
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly
-        sys.stderr.close()
-        os._exit(1)
+        _quiet_exit(1)
     except (CliError, *USER_ERRORS) as e:
-        print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
+        say(prog, f"error: {one_line(e)}")
         code = 1
     except RecursionError:
-        print(f"{prog}: error: input nested too deeply", file=sys.stderr)
+        say(prog, "error: input nested too deeply")
         code = 1
     except KeyboardInterrupt:
         code = 130
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
     except BrokenPipeError:
-        os._exit(1)
+        _quiet_exit(1)
+    except OSError as e:
+        say(prog, f"error: cannot write standard output: {e.strerror}")
+        _quiet_exit(1)
     sys.exit(code)
-
-
-def is_graph_file(path: str) -> bool:
-    return Path(path).suffix in (".json", ".csv")
-
-
-def read_text(path: str) -> str:
-    return sys.stdin.read() if path == "-" else Path(path).read_text()
-
-
-def load_kernels(path: str, target: Core | None) -> list[tuple[KernelGraph, Plan, Core]]:
-    """The kernels of an input: a graph file (id order, no layout) or dan IR text."""
-    from dan.dialect.target import CONTEST
-    from dan.lowering.graph_files import read_graph
-
-    if is_graph_file(path):
-        graph = read_graph(path)
-        return [(graph, Plan(input_order(graph)), target or CONTEST)]
-    from dan.dialect.kernel_view import kernels, view_kernel
-    from dan.tools.ir_io import parse_module
-
-    text = read_text(path)
-    if not text.strip():
-        raise CliError(f"empty input '{path}'")
-    module = parse_module(text, path)
-    views = [view_kernel(k) for k in kernels(module)]
-    if not views:
-        raise CliError(f"no dan.kernel in '{path}'")
-    return [(v.graph, v.plan, target or v.target) for v in views]

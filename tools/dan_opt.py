@@ -1,6 +1,9 @@
 """dan-opt: run dan (and xDSL) passes on a kernel given as dan IR or as a graph file.
 
-`--mpas`, `--dlr`, `--cpe` append those passes, in command-line order, after `-p`.
+`--mpas`, `--dlr`, `--cpe` append those passes, in command-line order, after
+`--pipeline` and `-p`. `-t` picks the output: dan IR (`mlir`, the default), the
+contest plan files into the directory `-o` names (`plan`), or graph JSON (`graph`);
+`--target` picks the hardware.
 """
 
 from __future__ import annotations
@@ -9,97 +12,135 @@ import argparse
 import sys
 from pathlib import Path
 
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import PassPipeline
-
 from dan.dialect.target import load_target
-from dan.lowering.atomic import atomic_write
-from dan.tools.cli import USER_ERRORS, CliError, is_graph_file, one_line, read_text, run
+from dan.lowering.backends import OUTPUT_FORMATS
+from dan.lowering.frontends import FRONTENDS, is_graph_input, read_text
+from dan.tools.cli import USER_ERRORS, CliError, add_version, one_line, run, say, write_stdout
 
 
-def available_passes() -> dict:
+def named_pipelines() -> dict[str, str]:
+    """The named pipelines (`--pipeline NAME`), or none when the table is absent."""
+    try:
+        from dan.passes.pipeline.named import PIPELINES
+    except ImportError:
+        return {}
+    return PIPELINES
+
+
+def pass_listing() -> str:
+    """The help text's list of passes and named pipelines."""
+    import textwrap
+
     from xdsl.transforms import get_all_passes
 
     from dan.passes.pipeline.registry import DAN_PASSES
 
-    return {**get_all_passes(), **DAN_PASSES}
+    lines = ["dan passes (options: -p 'NAME{key=value ...}'):"]
+    lines += textwrap.wrap(", ".join(DAN_PASSES), 88, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False)
+    lines.append("named pipelines (--pipeline NAME):")
+    lines += [f"  {name:<10} {spec}" for name, spec in named_pipelines().items()]
+    lines.append("xDSL passes:")
+    lines += textwrap.wrap(", ".join(sorted(get_all_passes())), 88, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False)
+    return "\n".join(lines) + "\n"
 
 
-def load_module(path: str, target_spec: str | None, text: str | None = None) -> ModuleOp:
-    """A graph file becomes a one-kernel module in id order; IR text is parsed."""
-    from dan.dialect.kernel_view import build_kernel, kernels, retarget
-    from dan.lowering.ir_io import parse_module
+class _Parser(argparse.ArgumentParser):
+    """Lists the passes at the end of --help (loaded only when help is asked for)."""
 
-    target = load_target(target_spec) if target_spec else None
-    if is_graph_file(path):
-        from dan.dialect.graph import Plan, input_order
-        from dan.dialect.target import CONTEST
-        from dan.lowering.graph_files import read_graph
-
-        graph = read_graph(path)
-        return ModuleOp([build_kernel(graph, Plan(input_order(graph)), target or CONTEST)])
-    module = parse_module(read_text(path) if text is None else text, path)
-    if target is not None:
-        for kernel in kernels(module):
-            retarget(kernel, target)
-        module.verify()
-    return module
+    def format_help(self) -> str:
+        return super().format_help() + "\n" + pass_listing()
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="dan-opt", description=__doc__)
-    ap.add_argument("input", help="dan IR (.mlir, '-' for stdin) or a graph (.json, NAME_Nodes.csv)")
+def arguments() -> argparse.ArgumentParser:
+    ap = _Parser(prog="dan-opt", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("input", nargs="?", default="-",
+                    help="dan IR (.mlir; '-' or nothing: stdin) or a graph (.json, NAME_Nodes.csv)")
     ap.add_argument("-p", "--passes", default="", help="pass pipeline, e.g. 'mpas,dlr{policy=lru},cpe'")
-    ap.add_argument("--mpas", dest="flags", action="append_const", const="mpas", help="append the mpas pass")
-    ap.add_argument("--dlr", dest="flags", action="append_const", const="dlr", help="append the dlr pass")
-    ap.add_argument("--cpe", dest="flags", action="append_const", const="cpe", help="append the cpe pass")
-    ap.add_argument("--verify-plan", dest="flags", action="append_const", const="verify-plan",
-                    help="append the plan validator (fails on an invalid plan)")
-    ap.add_argument("--target", help="preset (contest, ascend910b) or target JSON file")
+    ap.add_argument("--pipeline", metavar="NAME", help="a named pipeline (listed below), run before -p")
+    for name, what in (("mpas", "the mpas pass"), ("dlr", "the dlr pass"), ("cpe", "the cpe pass"),
+                       ("verify-plan", "the plan validator (fails on an invalid plan)")):
+        ap.add_argument(f"--{name}", dest="flags", action="append_const", const=name, help=f"append {what}")
+    ap.add_argument("--target", help="hardware: preset (contest, ascend910b) or target JSON file")
+    ap.add_argument("-t", "--output-format", default="mlir", choices=OUTPUT_FORMATS,
+                    help="mlir: dan IR (default); plan: the plan files into the directory -o names; graph: graph JSON")
+    ap.add_argument("-o", "--output", "--output-file", dest="output",
+                    help="output file (default: stdout); with -t plan, the output directory")
+    ap.add_argument("-f", "--frontend", choices=FRONTENDS, help="read the input as this kind (default: by extension)")
     ap.add_argument("--split-input-file", action="store_true",
                     help="process the chunks between '// -----' lines separately; print each error and go on")
     ap.add_argument("--print-op-generic", action="store_true", help="print the generic op format")
-    ap.add_argument("-o", "--output", help="output file (default: stdout)")
-    args = ap.parse_args(argv)
+    ap.add_argument("--verify-each", action="store_true",
+                    help="verify IR built from a graph and after every pass that changes IR")
+    add_version(ap)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = arguments().parse_args(argv)
 
     def body() -> int:
-        from dan.passes.pipeline.kernel_rewrite import run_pipeline
-        from dan.lowering.ir_io import context, print_module
+        from dan.lowering.opt_driver import OptRequest, run_opt
 
-        spec = ",".join(p for p in [args.passes, *(args.flags or [])] if p)
-        passes = available_passes()
-        try:
-            from dan.passes.pipeline.options import check_options
+        spec = ",".join(p for p in [_named(args.pipeline), args.passes, *(args.flags or [])] if p)
+        core = load_target(args.target) if args.target else None
 
-            check_options(passes, spec)
-            pipeline = PassPipeline.parse_spec(passes, spec)
-        except ValueError as e:
-            raise CliError(f"bad pass pipeline '{spec}': {e}") from None
-        def process(text: str | None) -> str:
-            module = load_module(args.input, args.target, text)
-            run_pipeline(pipeline.passes, context(), module)
-            module.verify()
-            return print_module(module, args.print_op_generic)
+        def request(text: str | None = None) -> OptRequest:
+            return OptRequest(args.input, spec, core, args.output_format, args.output, args.frontend,
+                              args.verify_each, args.print_op_generic, text)
 
-        failed = False
-        if args.split_input_file and not is_graph_file(args.input):
-            outs = []
-            for i, chunk in enumerate(read_text(args.input).split("// -----")):
-                try:
-                    outs.append(process(chunk))
-                except USER_ERRORS as e:
-                    print(f"dan-opt: error: chunk {i + 1}: {one_line(e)}", file=sys.stderr)
-                    outs.append(f"// error: {one_line(e)}\n")
-                    failed = True
-            text = "// -----\n".join(outs)
-        else:
-            text = process(None)
-        if args.output and args.output != "-":
-            if failed:
-                raise CliError(f"nothing written to '{args.output}': a chunk failed")
-            atomic_write(Path(args.output), text)
-        else:
-            sys.stdout.write(text)
-        return 1 if failed else 0
+        def warn(message: str) -> None:
+            say("dan-opt", f"warning: {message}")
+
+        if args.split_input_file and not is_graph_input(args.input, args.frontend):
+            if args.output_format != "mlir":
+                raise CliError("--split-input-file writes IR: drop -t")
+            return _split(args.input, request, warn, args.output)
+        out = run_opt(request(), warn)
+        if out.files is not None:
+            from dan.lowering.backends import write_set
+
+            write_set(out.files, out.stale or [])
+            for note in out.notes:
+                say("dan-opt", note)
+            return 0
+        _emit(out.text or "", args.output)
+        return 0
 
     run("dan-opt", body)
+
+
+def _named(name: str | None) -> str:
+    if name is None:
+        return ""
+    table = named_pipelines()
+    if name not in table:
+        raise CliError(f"unknown pipeline '{name}' (valid: {', '.join(table) or 'none yet'})")
+    return table[name]
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output and output != "-":
+        from dan.lowering.atomic import atomic_write
+
+        atomic_write(Path(output), text)
+    else:
+        write_stdout(text)
+
+
+def _split(path: str, request, warn, output: str | None) -> int:  # noqa: ANN001
+    """Each `// -----` chunk on its own; errors are printed and the next chunk runs."""
+    from dan.lowering.opt_driver import run_opt
+
+    outs = []
+    failed = False
+    for i, chunk in enumerate(read_text(path).split("// -----")):
+        try:
+            outs.append(run_opt(request(chunk), warn).text or "")
+        except USER_ERRORS as e:
+            print(f"dan-opt: error: chunk {i + 1}: {one_line(e)}", file=sys.stderr)
+            outs.append(f"// error: {one_line(e)}\n")
+            failed = True
+    if failed and output and output != "-":
+        raise CliError(f"nothing written to '{output}': a chunk failed")
+    _emit("// -----\n".join(outs), output)
+    return 1 if failed else 0

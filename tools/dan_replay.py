@@ -7,8 +7,9 @@ import json
 
 from dan.dialect.replay import Metrics, replay
 from dan.dialect.target import load_target
+from dan.lowering.frontends import is_graph_input, load_kernels
 from dan.lowering.plan_files import read_plan
-from dan.tools.cli import CliError, is_graph_file, load_kernels, run
+from dan.tools.cli import CliError, add_version, run, write_stdout
 
 
 def report_lines(name: str, m: Metrics) -> list[str]:
@@ -33,16 +34,18 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--plan", metavar="DIR", help="with a graph: the directory of its plan files")
     ap.add_argument("--target", help="preset name or target JSON file (default: the kernel's, else contest)")
     ap.add_argument("--json", action="store_true", help="print one JSON object per kernel")
+    add_version(ap)
     args = ap.parse_args(argv)
 
     def body() -> int:
         target = load_target(args.target) if args.target else None
-        if args.plan and not is_graph_file(args.input):
+        if args.plan and not is_graph_input(args.input):
             raise CliError("--plan goes with a graph file (.json/.csv)")
         views = load_kernels(args.input, target)
         ok = True
         out = []
-        for graph, plan, tgt in views:
+        for k in views:
+            graph, plan, tgt = k.graph, k.plan, k.core
             if args.plan:
                 plan = read_plan(graph, args.plan)
             m = replay(graph, plan, tgt)
@@ -51,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
                 out.append(json.dumps({"kernel": graph.name, "target": tgt.name, **m.summary()}, sort_keys=True))
             else:
                 out.extend(report_lines(graph.name, m))
-        print("\n".join(out))
+        write_stdout("\n".join(out) + "\n")
         return 0 if ok else 2
 
     run("dan-replay", body)

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     from dan.passes.dan.cpe_reorder import cpe
     from dan.passes.dan.dlr_layout import dlr
     from dan.passes.dan.mpas_search import mpas
-    from dan.tools.ir_io import parse_module, print_module
+    from dan.lowering.ir_io import parse_module, print_module
 
     ap = argparse.ArgumentParser(prog="python -m dan.tools.speed", description=__doc__)
     ap.add_argument("graph", nargs="?", type=Path, default=default_graph())

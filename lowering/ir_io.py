@@ -1,5 +1,8 @@
 """Reading and writing dan IR text: one Context with the dan and builtin dialects,
-plus every xDSL dialect on demand so mixed modules parse."""
+plus every xDSL dialect on demand so mixed modules parse.
+
+IR parsed from text is verified once, here; IR built from checked arrays is not.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,6 @@ import io
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.parser import Parser
-from xdsl.printer import Printer
 
 from dan.dialect.dialect import Dan
 
@@ -34,6 +36,9 @@ def parse_module(text: str, name: str = "<input>", ctx: Context | None = None) -
 
 
 def print_module(module: ModuleOp, generic: bool = False) -> str:
+    """The module's text, newline-terminated (the printer is imported only here)."""
+    from xdsl.printer import Printer
+
     out = io.StringIO()
     Printer(stream=out, print_generic_format=generic).print_op(module)
     out.write("\n")

@@ -1,0 +1,211 @@
+"""What `dan-opt` does between reading its input and writing its output: one crossing.
+
+A graph input stays as arrays while the passes are planning passes (`PlanningPass`,
+`plan(view) -> Plan`); IR is built once, from the checked arrays, only when a pass
+that works on IR comes next or when IR is the output. An IR input is parsed and
+verified once and viewed as arrays once per run of planning passes; a kernel no pass
+changed keeps its ops as written. IR we built is not verified again unless
+`verify_each` asks (then after every pass, as `xdsl-opt` does); IR changed by a
+non-planning pass is verified once at the end. Plan files and graph JSON come straight
+from the arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dan.dialect.graph import Plan
+from dan.dialect.target import Core
+from dan.lowering.backends import OUTPUT_FORMATS, OutputError
+from dan.lowering.frontends import ArrayKernel, load_arrays, view_module
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.passes import ModulePass
+
+
+@dataclass(frozen=True)
+class OptRequest:
+    """One run of dan-opt: input, passes, core, and what to write where."""
+
+    input: str
+    spec: str = ""
+    """Pass pipeline in xDSL's syntax (`mpas,dlr{policy=lru},cpe`)."""
+    core: Core | None = None
+    """Hardware to plan for (None: the kernel's own, else contest)."""
+    output_format: str = "mlir"
+    output: str | None = None
+    frontend: str | None = None
+    verify_each: bool = False
+    generic: bool = False
+    text: str | None = None
+    """The input's text when already read (a chunk of --split-input-file)."""
+
+
+@dataclass
+class Output:
+    """What a run produced: text for a stream, or a set of files to write."""
+
+    text: str | None = None
+    files: dict[Path, str] | None = None
+    stale: list[Path] | None = None
+    notes: tuple[str, ...] = ()
+
+
+def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every xDSL pass and every dan pass, by pipeline name (classes load lazily)."""
+    from xdsl.transforms import get_all_passes
+
+    from dan.passes.pipeline.registry import DAN_PASSES
+
+    return {**get_all_passes(), **DAN_PASSES}
+
+
+def parse_passes(spec: str) -> list[ModulePass]:
+    """The passes of a pipeline spec; bad names and options are one-line errors."""
+    if not spec:
+        return []
+    from xdsl.passes import PassPipeline
+
+    from dan.passes.pipeline.options import check_options
+
+    passes = available_passes()
+    try:
+        check_options(passes, spec)
+        return list(PassPipeline.parse_spec(passes, spec).passes)
+    except ValueError as e:
+        raise OutputError(f"bad pass pipeline '{spec}': {e}") from None
+
+
+class _Run:
+    """The kernels of one run, as arrays or as a module, crossing at most once each way."""
+
+    def __init__(self, req: OptRequest, warn: Callable[[str], None]) -> None:
+        """`changed[i]`: kernel i's plan was made in this run (its IR must be built)."""
+        self.req = req
+        self.warn = warn
+        loaded = load_arrays(req.input, req.core, req.frontend, req.text)
+        self.kernels: list[ArrayKernel] | None = loaded if isinstance(loaded, list) else None
+        self.module: ModuleOp | None = None if isinstance(loaded, list) else loaded
+        self.sources: list[Any] = []  # the KernelOp each array kernel was viewed from
+        self.changed: list[bool] = [True] * len(self.kernels or [])
+        self.built_here = False  # IR built from arrays: trusted, not verified again
+        self.ir_changed = False  # a non-planning pass rewrote IR: verify once at the end
+        self.dropped: dict[str, str] = {}  # kernel name -> warning: a layout made here was dropped
+        if self.module is not None and req.core is not None:
+            from dan.dialect.kernel_view import kernels, retarget
+
+            for kernel in kernels(self.module):
+                retarget(kernel, req.core)
+            self.module.verify()  # capacities changed
+
+    def arrays(self) -> list[ArrayKernel]:
+        if self.kernels is None:
+            from dan.dialect.kernel_view import kernels
+
+            assert self.module is not None
+            self.sources = kernels(self.module)
+            self.kernels = view_module(self.module, None)
+            self.changed = [False] * len(self.kernels)
+        return self.kernels
+
+    def ir(self) -> ModuleOp:
+        if self.kernels is not None and (self.module is None or any(self.changed)):
+            from dan.lowering.backends import build_module
+
+            built = build_module([k for k, c in zip(self.kernels, self.changed) if c])
+            if self.module is None:
+                self.module = built
+            else:
+                from xdsl.rewriter import Rewriter
+
+                new_ops = iter(list(built.ops))
+                for source, c in zip(self.sources, self.changed):
+                    if c:
+                        op = next(new_ops)
+                        op.detach()
+                        Rewriter.replace_op(source, op)
+            self.built_here = True
+            if self.req.verify_each:
+                self.module.verify()
+        self.kernels = None
+        assert self.module is not None
+        return self.module
+
+    def plan(self, p: Any) -> None:
+        """Run one planning pass on every kernel's arrays."""
+        from dan.dialect.kernel_view import KernelView
+        from dan.passes.pipeline.kernel_rewrite import plan_arrays
+
+        for i, k in enumerate(self.arrays()):
+            new = plan_arrays(KernelView(k.graph, k.plan, k.core), [p]).plan
+            if new is not k.plan:
+                self._note_layout(k, new, p.name)
+                k.plan = new
+                self.changed[i] = True
+
+    def _note_layout(self, k: ArrayKernel, new: Plan, name: str) -> None:
+        """Remember a layout that an earlier pass of this run made and a later one dropped."""
+        if new.offsets is not None:
+            k.layout_by = name
+            self.dropped.pop(k.graph.name, None)
+        elif k.plan.offsets is not None and k.layout_by is not None:
+            self.dropped[k.graph.name] = (
+                f"kernel @{k.graph.name}: pass '{name}' drops the layout made by '{k.layout_by}'; "
+                "run a layout pass (dlr) after it"
+            )
+            k.layout_by = None
+
+    def apply(self, p: ModulePass, ctx: Any) -> None:
+        module = self.ir()
+        p.apply(ctx, module)
+        self.ir_changed = True
+        if self.req.verify_each:
+            module.verify()
+
+
+def run_opt(req: OptRequest, warn: Callable[[str], None]) -> Output:
+    """Run the request's passes across one crossing and produce its output."""
+    from dan.lowering.backends import mlir_text, output_directory, plan_set
+
+    if req.output_format not in OUTPUT_FORMATS:
+        raise OutputError(f"unknown output format '{req.output_format}' (valid: {', '.join(OUTPUT_FORMATS)})")
+    passes = parse_passes(req.spec)
+    if req.output_format == "plan":
+        output_directory(req.output, "plan files")
+    run = _Run(req, warn)
+    ctx = None
+    for p in passes:
+        if _is_planning(p):
+            run.plan(p)
+            continue
+        if ctx is None:
+            from dan.lowering.ir_io import context
+
+            ctx = context()
+        run.apply(p, ctx)
+    for message in run.dropped.values():
+        warn(message)
+    if req.output_format == "mlir":
+        module = run.ir()
+        if run.ir_changed and not req.verify_each:
+            module.verify()
+        return Output(text=mlir_text(module, req.generic))
+    kernels = run.arrays()
+    if req.output_format == "plan":
+        files, stale, notes = plan_set(kernels, output_directory(req.output, "plan files"), trusted=run.changed)
+        return Output(files=files, stale=stale, notes=tuple(notes))
+    if len(kernels) != 1:
+        raise OutputError(f"graph output holds one kernel; the input has {len(kernels)} (use dan-export)")
+    from dan.lowering.graph_files import graph_json_text
+
+    return Output(text=graph_json_text(kernels[0].graph, kernels[0].core))
+
+
+def _is_planning(p: ModulePass) -> bool:
+    from dan.passes.pipeline.kernel_rewrite import PlanningPass
+
+    return isinstance(p, PlanningPass)
