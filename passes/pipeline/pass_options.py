@@ -112,7 +112,8 @@ def embed_options(options_type: type, nested: Mapping[type, type] | None = None)
                 generated[f.name] = tuple[str, ...] if holder.many else str
                 default = holder.spell(default)
             setattr(cls, f.name, default)
-        cls.__annotations__ = {**generated, **cls.__dict__.get("__annotations__", {})}
+        own = typing.get_type_hints(cls)  # the pass's own fields, resolved like the generated ones
+        cls.__annotations__ = {**generated, **{k: own[k] for k in cls.__dict__.get("__annotations__", {})}}
         cls.options_type = options_type  # type: ignore[attr-defined]
         cls.nested_options = {k: v for k, v in holders.items() if v is not None}  # type: ignore[attr-defined]
         if "options" not in cls.__dict__:
