@@ -19,7 +19,8 @@ from dan.passes.dan.dlr_layout import dlr
 from dan.passes.dan.mpas_options import MpasOptions
 from dan.passes.dan.mpas_search import mpas
 from dan.passes.search.prefetch_options import PrefetchError, PrefetchOptions
-from dan.passes.search.prefetch_order import MaxTree, prefetch
+from dan.passes.search.max_tree import MaxTree
+from dan.passes.search.prefetch_order import prefetch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.shared_data import CASES, SHARED

@@ -32,13 +32,15 @@ Where the source is silent or does not fit a kernel graph, this module chooses:
   the loads before it and goes after them.
 - Footprints are measured at the gaps between the nodes that stay in place (after
   the loads put there), where the running maximum is reached; a max segment tree with
-  range add answers "last gap in [lo, hi) above the limit" in O(log V).
+  range add (`dan.passes.search.max_tree`) answers "last gap in [lo, hi) above the
+  limit" in O(log V).
 """
 
 from __future__ import annotations
 
 from dan.dialect.graph import ALLOC, FREE, KernelGraph, reverse_post_order
 from dan.dialect.target import Core
+from dan.passes.search.max_tree import MaxTree
 
 
 def magis_order(graph: KernelGraph, target: Core) -> list[int]:
@@ -133,7 +135,7 @@ def _hoist_loads(graph: KernelGraph, target: Core, order: list[int]) -> list[int
         run += added[i]
         footprint[i] += run
     limit = max(footprint)
-    tree = _MaxTree(footprint)
+    tree = MaxTree(footprint)
     at_gap: list[list[int]] = [[] for _ in range(m + 1)]
     previous = 0
     for gap, c, low, size in loads:
@@ -145,7 +147,7 @@ def _hoist_loads(graph: KernelGraph, target: Core, order: list[int]) -> list[int
             over = tree.last_above(low, gap, limit - size)
             new = low if over < 0 else over + 1
         if new < gap:
-            tree.add(new, gap, size)
+            tree.range_add(new, gap, size)
         at_gap[new].extend(group[c])
         previous = new
     out: list[int] = []
@@ -154,50 +156,3 @@ def _hoist_loads(graph: KernelGraph, target: Core, order: list[int]) -> list[int
         if i < m:
             out.append(main[i])
     return out
-
-
-class _MaxTree:
-    """Max segment tree over a list with range add (adds kept at the nodes, no push-down)."""
-
-    def __init__(self, values: list[int]) -> None:
-        size = 1
-        while size < len(values):
-            size *= 2
-        self.size = size
-        self.best = [-(1 << 62)] * (2 * size)
-        self.extra = [0] * (2 * size)
-        self.best[size:size + len(values)] = values
-        for k in range(size - 1, 0, -1):
-            self.best[k] = max(self.best[2 * k], self.best[2 * k + 1])
-
-    def add(self, lo: int, hi: int, value: int) -> None:
-        """values[lo:hi] += value."""
-        self._add(1, 0, self.size, lo, hi, value)
-
-    def _add(self, k: int, a: int, b: int, lo: int, hi: int, value: int) -> None:
-        if hi <= a or b <= lo:
-            return
-        if lo <= a and b <= hi:
-            self.best[k] += value
-            self.extra[k] += value
-            return
-        mid = (a + b) // 2
-        self._add(2 * k, a, mid, lo, hi, value)
-        self._add(2 * k + 1, mid, b, lo, hi, value)
-        self.best[k] = max(self.best[2 * k], self.best[2 * k + 1]) + self.extra[k]
-
-    def last_above(self, lo: int, hi: int, threshold: int) -> int:
-        """Largest i in [lo, hi) with values[i] > threshold, or -1."""
-        return self._last(1, 0, self.size, lo, hi, threshold, 0)
-
-    def _last(self, k: int, a: int, b: int, lo: int, hi: int, threshold: int, above: int) -> int:
-        if hi <= a or b <= lo or self.best[k] + above <= threshold:
-            return -1
-        if b - a == 1:
-            return a
-        above += self.extra[k]
-        mid = (a + b) // 2
-        right = self._last(2 * k + 1, mid, b, lo, hi, threshold, above)
-        if right >= 0:
-            return right
-        return self._last(2 * k, a, mid, lo, hi, threshold, above)
