@@ -26,8 +26,9 @@ Where the source is silent, this module chooses:
   attached ALLOCs and "inputs freed" the FREEs the operation completes. Residency
   counts every tier (COSMA allocates every on-chip buffer); the peak metric still
   reads L1 + UB only. Counting L1 + UB alone fills L0 ahead of use and spilled far
-  more (Matmul_Case0: 837 spills, 300,288 traffic, against 344 and 58,240). Keys only fall while a buffer's other users run, so a heap with
-  lazy entries keeps the order O((V + E) log V).
+  more (Matmul_Case0: 837 spills, 300,288 traffic, against 344 and 58,240). Keys
+  only fall while a buffer's other users run, so a heap with lazy entries keeps the
+  order O((V + E) log V).
 - "Preferring buffers never spilled before" breaks ties after next use and size.
   Making it the first criterion (anti-thrashing) was measured too and spilled more on
   Matmul_Case0 (398 vs 344 spills, 65,152 vs 58,240 traffic) and Conv_Case0.
