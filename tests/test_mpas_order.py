@@ -5,6 +5,7 @@ and the public workloads."""
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import time
 from itertools import pairwise
@@ -298,6 +299,15 @@ def test_without_the_rule_l0_buffers_overlap() -> None:
     order = mpas(graph, CONTEST, MpasOptions("memory-first", l0_rule=False))
     check(graph, order, l0_rule=False)
     assert not order_peaks(graph, order, CONTEST)[2]
+
+
+def test_the_l0_tiers_are_the_cores() -> None:
+    graph, _ = matmul_pattern()
+    no_l0 = dataclasses.replace(CONTEST, l0_tiers=())  # a core without single-buffer tiers
+    plain = mpas(graph, CONTEST, MpasOptions("memory-first", l0_rule=False))
+    assert mpas(graph, no_l0, MpasOptions("memory-first")) == plain
+    assert not any(feeder_producers(graph, no_l0))
+    assert mpas(graph, CONTEST, MpasOptions("memory-first")) != plain
 
 
 def test_feeder_loads_wait_for_their_l0_buffer() -> None:

@@ -5,6 +5,7 @@ replay), determinism and scale."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from pathlib import Path
@@ -247,6 +248,16 @@ def test_bad_options_are_diagnosed() -> None:
         prefetch(g, list(range(g.n)), CONTEST, PrefetchOptions(pipes=("DMA",)))
     with pytest.raises(PrefetchError, match="unknown prefetch tier 'L2'.*L0C"):
         prefetch(g, list(range(g.n)), CONTEST, PrefetchOptions(tiers=("L2",)))
+
+
+def test_pipe_and_tier_names_are_the_cores() -> None:
+    g = two_loads()
+    pipes = tuple("LOAD" if p == "MTE2" else p for p in CONTEST.pipes)
+    core = dataclasses.replace(CONTEST, pipes=pipes)
+    expected = prefetch(g, list(range(g.n)), CONTEST, PrefetchOptions(cover=0.0))
+    assert prefetch(g, list(range(g.n)), core, PrefetchOptions(cover=0.0, pipes=("LOAD",))) == expected
+    with pytest.raises(PrefetchError, match=r"unknown prefetch pipe 'MTE2' \(pipes: MTE1, LOAD, "):
+        prefetch(g, list(range(g.n)), core, PrefetchOptions())
 
 
 def test_bad_orders_are_diagnosed() -> None:
