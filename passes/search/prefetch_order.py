@@ -33,10 +33,11 @@ most `max(capacity, the input's residency there)` under `capacity_bound`; and it
 the L0 rule whenever the input does.
 
 Each constrained quantity is a per-slot profile (the highest level reached inside the
-slot) in a max segment tree with range add. Hoisting an ALLOC of size z from slot q to
-slot p adds exactly z on slots `[p, q)` (the chain goes after the chains already at p,
-just before the slot's input node), and the smallest admissible p is one "rightmost
-slot above a limit" query per profile: O((V + E) log V) in all.
+slot) in a max segment tree with range add (`dan.passes.search.max_tree`). Hoisting an
+ALLOC of size z from slot q to slot p adds exactly z on slots `[p, q)` (the chain goes
+after the chains already at p, just before the slot's input node), and the smallest
+admissible p is one "rightmost slot above a limit" query per profile: O((V + E) log V)
+in all.
 
 Nothing here imports xDSL; `dan.passes.search.tuning` tries prefetch settings per kernel.
 """
