@@ -48,32 +48,31 @@ def tuned(graph: KernelGraph, move_events: bool) -> list[int]:
     return out.order
 
 
-@pytest.mark.parametrize("move_events", [False, True], ids=["slots", "move-events"])
-def test_equal_gains_go_to_the_nearest_node(move_events: bool) -> None:
-    # EXP 4 runs 0-100, so C cannot start before 100 wherever it goes. The chain walks
-    # back EXP 8 (no slack) -> C (slack 100: waits for MTE2) -> B (slack 100) -> A.
-    # At B: B before A only swaps two equal loads, no gain.
-    # At C: before B (A, C, B): C 100-110, EXP 8 110-610, B 110-210: cut 710 -> 610.
-    # Before A (swap C, B, A; or C, A, B; or B, C, A): C still 100-110 and EXP 8 610,
-    # MTE2 now busy to 310: the same gain of 100. The nearest wins: A, C, B.
-    g = loads(gate=100)
-    order = tuned(g, move_events)
-    assert order == [*ALLOCS, 4, A, C, B, 8, *FREES]
-    m = replay(g, Plan(order), CONTEST)
-    assert m.makespan == 610
-    assert (m.start[C], m.finish[B]) == (100, 210)  # MTE2 idle from 210, not 310
+CASES = {
+    # gate 100: EXP 4 runs 0-100, so C cannot start before 100 wherever it goes. The
+    # chain walks back EXP 8 (no slack) -> C (slack 100: waits for MTE2) -> B (slack
+    # 100) -> A. At B: B before A only swaps two equal loads, no gain. At C: before B
+    # (A, C, B): C 100-110, EXP 8 110-610, B 110-210: cut 710 -> 610. Before A (swap
+    # C, B, A; or C, A, B; or B, C, A): C still 100-110 and EXP 8 610, MTE2 now busy to
+    # 310: the same gain of 100. The nearest wins: A, C, B, and MTE2 is idle from 210.
+    100: ([A, C, B], 610, {C: 100, B: 110}),
+    # gate 0: C may start at 0. At C: before B, 710 -> 610 (gain 100). Before A: the
+    # swap C, B, A (C 0-10, B 10-110, A 110-210) and the rotation (slots) or hoist
+    # (move-events) C, A, B (C 0-10, A 10-110, B 110-210) both cut to 510 (gain 200);
+    # the third (B, C, A: C 100-110) gains 100. The larger gain further back wins, and
+    # the swap, tried first, keeps its tie: C, B, A. EXP 8 runs 10-510.
+    0: ([C, B, A], 510, {C: 0, B: 10, A: 110}),
+}
+"""Per gate: the loads' order CPE keeps, the makespan, and load start times."""
 
 
 @pytest.mark.parametrize("move_events", [False, True], ids=["slots", "move-events"])
-def test_a_larger_gain_further_back_wins_and_the_swap_wins_its_tie(move_events: bool) -> None:
-    # EXP 4 takes 0 cycles: C may start at 0. At C: before B, 710 -> 610 (gain 100).
-    # Before A: the swap C, B, A (C 0-10, B 10-110, A 110-210) and the rotation (slots)
-    # or hoist (move-events) C, A, B (C 0-10, A 10-110, B 110-210) both cut to 510
-    # (gain 200); the third (B, C, A: C 100-110) gains 100. The swap is tried first and
-    # keeps its tie: C, B, A. EXP 8 runs 10-510.
-    g = loads(gate=0)
+@pytest.mark.parametrize("gate", CASES, ids=["equal-gains-nearest", "larger-gain-then-swap"])
+def test_cpe_breaks_ties_toward_the_smallest_move(gate: int, move_events: bool) -> None:
+    loads_order, makespan, starts = CASES[gate]
+    g = loads(gate)
     order = tuned(g, move_events)
-    assert order == [*ALLOCS, 4, C, B, A, 8, *FREES]
+    assert order == [*ALLOCS, 4, *loads_order, 8, *FREES]
     m = replay(g, Plan(order), CONTEST)
-    assert m.makespan == 510
-    assert (m.start[B], m.start[A]) == (10, 110)
+    assert m.makespan == makespan
+    assert {v: m.start[v] for v in starts} == starts

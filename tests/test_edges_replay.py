@@ -13,26 +13,16 @@ import pytest
 from dan.dialect.graph import KernelGraph, NodeRecord, Plan, build_graph
 from dan.dialect.replay import replay
 from dan.dialect.target import CONTEST
+from tests.test_replay import two_buffers
 
 SMALL = dataclasses.replace(CONTEST, capacity=(200, 1024, 256, 256, 512))
 """L1 holds exactly two 100-unit buffers."""
 
 
 def pair() -> KernelGraph:
-    """b0, b1 (L1, 100 each), loaded by COPY_IN 2 and 3 and read together by MATMUL 4.
-
-    ids: 0 ALLOC b0, 1 ALLOC b1, 2 COPY_IN b0, 3 COPY_IN b1, 4 MATMUL b0 b1, 5 FREE b0, 6 FREE b1.
-    """
-    recs = [
-        NodeRecord(0, "ALLOC", buf=0, size=100, tier="L1"),
-        NodeRecord(1, "ALLOC", buf=1, size=100, tier="L1"),
-        NodeRecord(2, "COPY_IN", pipe="MTE2", cycles=10, bufs=(0,)),
-        NodeRecord(3, "COPY_IN", pipe="MTE2", cycles=10, bufs=(1,)),
-        NodeRecord(4, "MATMUL", pipe="CUBE", cycles=20, bufs=(0, 1)),
-        NodeRecord(5, "FREE", buf=0, size=100, tier="L1"),
-        NodeRecord(6, "FREE", buf=1, size=100, tier="L1"),
-    ]
-    return build_graph("pair", recs, [(0, 2), (1, 3), (2, 4), (3, 4), (4, 5), (4, 6)])
+    """b0, b1 (L1, 100 each), loaded by COPY_IN 2 and 3 and read together by MATMUL 4
+    (CUBE, 20): ids 0 ALLOC b0, 1 ALLOC b1, 5 FREE b0, 6 FREE b1 (`two_buffers`)."""
+    return two_buffers()
 
 
 IN_ORDER = [0, 1, 2, 3, 4, 5, 6]
@@ -138,35 +128,27 @@ def clean_and_dirty(producer: str) -> KernelGraph:
 BOTH_SPILLED = Plan([0, 1, 2, 3, 7, 9, 8, 10, 4, 5, 6], offsets=[0, 100], spills=[(0, 100), (1, 0)])
 
 
-def test_a_dirty_buffer_pays_for_its_write_back() -> None:
-    m = replay(clean_and_dirty("EXP"), BOTH_SPILLED, CONTEST)
-    assert m.valid, m.violation
-    # COPY_IN a on MTE2 0-10; EXP d on VECTOR 0-20 (d is dirty: no COPY_IN touches it).
+SPILL_TIMES = {
+    # d computed by EXP 3: dirty. COPY_IN a on MTE2 0-10; EXP d on VECTOR 0-20.
     # SPILL_OUT a (clean) after COPY_IN a: 0 cycles, 10-10 on MTE3.
     # SPILL_OUT d (dirty) after EXP d: 2 * 50 + 150 = 250 cycles, 20-270 on MTE3.
     # SPILL_IN a at [100, 200) waits for SPILL_OUT d (reuse): 2 * 100 + 150, 270-620 on MTE2.
     # SPILL_IN d at [0, 50) (a's old place, free since 10): MTE2 busy until 620, 620-870.
-    # VADD waits for both reloads: 870-900.
-    assert (m.start[7], m.finish[7]) == (10, 10)
-    assert (m.start[9], m.finish[9]) == (20, 270)
-    assert (m.start[8], m.finish[8]) == (270, 620)
-    assert (m.start[10], m.finish[10]) == (620, 870)
-    assert (m.start[4], m.finish[4]) == (870, 900)
-    assert m.makespan == 900
-    assert m.spill_count == 2
-    assert m.extra_traffic == 100 + 2 * 50  # a: the reload only; d: write-back and reload
+    # VADD waits for both reloads: 870-900. Traffic: a its reload (100), d its
+    # write-back and reload (2 * 50).
+    "EXP": ({7: (10, 10), 9: (20, 270), 8: (270, 620), 10: (620, 870), 4: (870, 900)}, 900, 100 + 2 * 50),
+    # d loaded by COPY_IN 3 (MTE2, 20 cycles): clean. COPY_IN a 0-10, COPY_IN d 10-30;
+    # both SPILL_OUTs take 0 cycles (10-10, 30-30); SPILL_IN a (after SPILL_OUT d)
+    # 30-380; SPILL_IN d 380-630 (2 * 50 + 150); VADD 630-660. Traffic: the reloads.
+    "COPY_IN": ({7: (10, 10), 9: (30, 30), 8: (30, 380), 10: (380, 630), 4: (630, 660)}, 660, 100 + 50),
+}
+"""Per producer of d: (start, finish) of the spill nodes and VADD, makespan, traffic."""
 
 
-def test_a_buffer_a_copy_in_touches_is_clean() -> None:
-    # The same plan with d loaded by a COPY_IN (MTE2, 20 cycles) instead of computed.
-    m = replay(clean_and_dirty("COPY_IN"), BOTH_SPILLED, CONTEST)
+@pytest.mark.parametrize("producer", SPILL_TIMES, ids=["dirty", "clean"])
+def test_a_spill_costs_what_its_ddr_copy_leaves_to_move(producer: str) -> None:
+    times, makespan, traffic = SPILL_TIMES[producer]
+    m = replay(clean_and_dirty(producer), BOTH_SPILLED, CONTEST)
     assert m.valid, m.violation
-    # COPY_IN a 0-10 and COPY_IN d 10-30 on MTE2; both SPILL_OUTs take 0 cycles
-    # (10-10 and 30-30); SPILL_IN a (reuse: after SPILL_OUT d) 30-380; SPILL_IN d
-    # 380-630 (2 * 50 + 150); VADD 630-660.
-    assert (m.start[9], m.finish[9]) == (30, 30)
-    assert (m.start[8], m.finish[8]) == (30, 380)
-    assert (m.start[10], m.finish[10]) == (380, 630)
-    assert m.makespan == 660
-    assert m.spill_count == 2
-    assert m.extra_traffic == 100 + 50  # each buffer: its reload only
+    assert {v: (m.start[v], m.finish[v]) for v in times} == times
+    assert (m.makespan, m.spill_count, m.extra_traffic) == (makespan, 2, traffic)
