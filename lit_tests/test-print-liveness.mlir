@@ -1,5 +1,6 @@
 // RUN: dan-opt %s --split-input-file -p test-print-liveness | filecheck %s
 // RUN: dan-opt %s --split-input-file -p dlr,test-print-liveness | filecheck %s --check-prefix=DLR
+// RUN: xdsl-opt %s --split-input-file -p test-print-liveness | filecheck %s
 
 // Test that each buffer's live range is [placement, release) in schedule positions,
 // listed per tier with the tier's peak. Positions: 0 ALLOC a, 1 ALLOC b, 2 VADD,

@@ -1,5 +1,6 @@
 // RUN: dan-opt %s --split-input-file -p test-print-timeline | filecheck %s
 // RUN: dan-opt %s --split-input-file -p cpe,test-print-timeline | filecheck %s --check-prefix=CPE
+// RUN: xdsl-opt %s --split-input-file -p test-print-timeline | filecheck %s
 
 // Test that each pipe lists its nodes in schedule order with the replay's start and
 // finish, ALLOC and FREE left out. The long COPY_IN 2 holds MTE2 0-100, so the short
