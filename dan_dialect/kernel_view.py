@@ -130,7 +130,7 @@ def view_kernel(kernel: KernelOp) -> KernelView:
             edges.append((cast(NodeOp, owner).node_id, nid))
     order_ids = [r.id for r in records]
     perm = sorted(range(len(records)), key=order_ids.__getitem__)
-    graph = build_graph(name, [records[i] for i in perm], edges)
+    graph = build_graph(name, [records[i] for i in perm], edges, kernel.target)
     n = graph.n
     ops: list[NodeOp] = [node_ops[i] for i in perm]
     buf_index = {bid: b for b, bid in enumerate(graph.buf_ids)}

@@ -63,3 +63,17 @@ dan.kernel @fast attributes {target = #dan.target<"fast", startup = 0, peak = [U
 // CHECK-NEXT:  }
 dan.kernel @default {
 }
+
+// Test that a core with its own tiers and pipes (a second vector unit) prints the sets
+// that differ from the defaults, and that its kernels use its names.
+
+// CHECK-LABEL: dan.kernel @two_vectors attributes {target = #dan.target<"twovec", tiers = [L1, UB, L0A, L0B, L0C, UB2], l0 = [L0A, L0B, L0C], L1 = 4096, UB = 1024, L0A = 256, L0B = 256, L0C = 512, UB2 = 2048, peak = [L1, UB], pipes = [MTE1, MTE2, MTE3, FIXP, CUBE, VECTOR, VECTOR2], dma = [MTE1, MTE2, MTE3, FIXP], spill_out = MTE3, spill_in = MTE2, rate = 0.5, startup = 150>} {
+// CHECK-NEXT:    %b, %t0 = dan.alloc {id = 0, buf = 0} : !dan.buf<UB2, 2048>
+// CHECK-NEXT:    %t1 = dan.compute "EXP" on VECTOR2 cycles(4) bufs(%b) after(%t0) {id = 1}
+// CHECK-NEXT:    %t2 = dan.free %b after(%t1) {id = 2}
+// CHECK-NEXT:  }
+dan.kernel @two_vectors attributes {target = #dan.target<"twovec", UB2 = 2048, tiers = [L1, UB, L0A, L0B, L0C, UB2], L1 = 4096, UB = 1024, L0A = 256, L0B = 256, L0C = 512, pipes = [MTE1, MTE2, MTE3, FIXP, CUBE, VECTOR, VECTOR2]>} {
+  %b, %t0 = dan.alloc {id = 0, buf = 0} : !dan.buf<UB2, 2048>
+  %t1 = dan.compute "EXP" on VECTOR2 cycles(4) bufs(%b) after(%t0) {id = 1}
+  %t2 = dan.free %b after(%t1) {id = 2}
+}

@@ -10,9 +10,10 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.irdl import IRDLOperation, irdl_op_definition, result_def, var_operand_def
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from dan.dialect.dialect import BufType, Dan, KernelOp, TargetAttr
+from dan.dialect.dialect import AllocOp, BufType, Dan, InKernel, KernelOp, TargetAttr, TokenType
 from dan.dialect.graph import GraphError, KernelGraph, NodeRecord, Plan, build_graph
 from dan.dialect.kernel_view import build_kernel, kernels, retarget, view_kernel
 from dan.dialect.target import ASCEND910B, CONTEST, Core
@@ -379,3 +380,110 @@ def test_golden_plans_round_trip(case: str) -> None:
     view = view_kernel(kernel)
     assert_same_graph(view.graph, g)
     assert view.plan == plan
+
+
+# ------------------------------------------------- other cores, non-node ops
+
+TWO_VECTORS = Core(
+    "twovec", (4096, 1024, 256, 256, 512, 2048), tiers=("L1", "UB", "L0A", "L0B", "L0C", "UB2"),
+    pipes=("MTE1", "MTE2", "MTE3", "FIXP", "CUBE", "VECTOR", "VECTOR2"),
+)
+"""A core with a second vector unit and a second unified buffer (target file defaults
+for L0 tiers, data-movement and spill pipes)."""
+
+
+def test_core_with_other_tiers_and_pipes_round_trips() -> None:
+    text = str(TargetAttr(TWO_VECTORS))
+    assert text == (
+        '#dan.target<"twovec", tiers = [L1, UB, L0A, L0B, L0C, UB2], l0 = [L0A, L0B, L0C], L1 = 4096, UB = 1024, '
+        "L0A = 256, L0B = 256, L0C = 512, UB2 = 2048, peak = [L1, UB], "
+        "pipes = [MTE1, MTE2, MTE3, FIXP, CUBE, VECTOR, VECTOR2], dma = [MTE1, MTE2, MTE3, FIXP], "
+        "spill_out = MTE3, spill_in = MTE2, rate = 0.5, startup = 150>"
+    )
+    (back,) = kernels(parse(show(ModuleOp([KernelOp("k", TWO_VECTORS)]))))
+    assert back.target == TWO_VECTORS
+    odd = Core("odd", (8, 8), (1,), tiers=("A", "B"), l0_tiers=(0,), pipes=("LOAD", "ALU"),
+               dma_pipes=frozenset({"LOAD"}), spill_out_pipe=0, spill_in_pipe=0)
+    (back,) = kernels(parse(show(ModuleOp([KernelOp("k", odd)]))))
+    assert back.target == odd
+
+
+def test_fields_may_come_in_any_order_and_default_like_a_target_file() -> None:
+    attr = '#dan.target<"v2", pipes = [MTE1, MTE2, MTE3, FIXP, CUBE, VECTOR, VECTOR2], L1 = 1, UB = 1, L0A = 1, L0B = 1, L0C = 1>'
+    (kernel,) = kernels(parse(kernel_text("", f"attributes {{target = {attr}}} ")))
+    t = kernel.target
+    assert t.pipes[-1] == "VECTOR2" and t.dma_pipes == CONTEST.dma_pipes and t.spill_out_pipe == CONTEST.spill_out_pipe
+
+
+def test_kernel_names_are_checked_against_its_own_core() -> None:
+    attrs = f"attributes {{target = {TargetAttr(TWO_VECTORS)}}} "
+    body = (
+        "%b, %ta = dan.alloc {id = 0, buf = 0} : !dan.buf<UB2, 2048>\n"
+        '%t1 = dan.compute "EXP" on VECTOR2 cycles(4) bufs(%b) after(%ta) {id = 1}\n'
+        "%t2 = dan.free %b after(%t1) {id = 2}"
+    )
+    module = parse(kernel_text(body, attrs))
+    module.verify()
+    (kernel,) = kernels(module)
+    view = view_kernel(kernel)
+    assert view.graph.buf_tier == [5] and view.graph.pipes[1] == 6
+    rebuilt = build_kernel(view.graph, view.plan, TWO_VECTORS)
+    ModuleOp([rebuilt]).verify()
+    assert '%t1 = dan.compute "EXP" on VECTOR2 cycles(4) bufs(%b0) after(%t0) {id = 1}' in show(rebuilt)
+    assert view_kernel(rebuilt).plan == view.plan
+    for body, message in [
+        (body.replace("UB2, 2048", "UB2, 4096"), "dan.alloc (node 0): buffer 0 of size 4096 exceeds UB2 capacity 2048 of target twovec"),
+        (body.replace("VECTOR2", "MTE2"), "dan.compute (node 1): pipe MTE2 is not a compute pipe (CUBE, VECTOR, VECTOR2); data movement uses dan.dma"),
+    ]:
+        with pytest.raises(VerifyException) as info:
+            parse(kernel_text(body, attrs)).verify()
+        assert str(info.value) == message
+    with pytest.raises(VerifyException) as info:
+        parse(kernel_text(body)).verify()  # the contest core has neither
+    assert str(info.value) == "dan.alloc (node 0): unknown tier 'UB2' (tiers: L1, UB, L0A, L0B, L0C)"
+
+
+@irdl_op_definition
+class WaitFlagOp(IRDLOperation):
+    """A test-only op that is not a graph node (as a lowering's sync flag would be)."""
+
+    name = "dan_test.wait_flag"
+    after = var_operand_def(TokenType)
+    done = result_def(TokenType)
+    assembly_format = "(`after` `(` $after^ `)`)? attr-dict"
+
+
+def parse_with_test_ops(text: str) -> ModuleOp:
+    ctx = Context()
+    ctx.load_dialect(Builtin)
+    ctx.load_dialect(Dan)
+    ctx.load_op(WaitFlagOp)
+    return Parser(ctx, text).parse_module()
+
+
+def test_non_node_ops_are_left_alone_by_the_verifier_and_the_view() -> None:
+    body = (
+        "%b, %ta = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<UB, 64>\n"
+        "%f = dan_test.wait_flag after(%ta)\n"
+        '%t1 = dan.compute "EXP" on VECTOR cycles(4) bufs(%b) after(%ta, %f) {id = 1}\n'
+        "%g = dan_test.wait_flag\n"
+        "%t2 = dan.free %b after(%t1) {id = 2}"
+    )
+    module = parse_with_test_ops(kernel_text(body))
+    module.verify()
+    (kernel,) = kernels(module)
+    view = view_kernel(kernel)
+    assert view.graph.node_ids == [0, 1, 2]
+    assert view.plan.order == [0, 1, 2]
+    assert view.graph.preds[1] == [0]  # the flag's token is not a graph edge
+    assert [op.node_id for op in view.ops] == [0, 1, 2]
+    bad = parse_with_test_ops(kernel_text(body.replace("after(%t1) {id = 2}", "after(%t1) {id = 1}")))
+    with pytest.raises(VerifyException, match=r"^dan.free \(node 1\): duplicate node id 1"):
+        bad.verify()
+
+
+def test_node_ops_must_sit_in_a_kernel() -> None:
+    module = parse("%b, %t = dan.alloc {id = 0, buf = 0} : !dan.buf<UB, 8>")
+    with pytest.raises(VerifyException, match=r"^dan.alloc \(node 0\): must be inside a dan.kernel\n"):
+        module.verify()
+    assert any(isinstance(t, InKernel) for t in AllocOp.traits)
