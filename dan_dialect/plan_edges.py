@@ -2,9 +2,9 @@
 
 Nodes are plan node indices `0 .. n + 2 * len(plan.spills) - 1` (graph.py conventions:
 spill `k` is `n + 2k` SPILL_OUT, `n + 2k + 1` SPILL_IN). For a replay-valid plan the
-invariant is: timing these edges in plan order with in-order pipes,
-`start(v) = max(finish(u) for u in preds[v], finish(previous node on v's pipe))`,
-`finish(v) = start(v) + cycles(v)`, gives exactly `replay`'s start and finish.
+invariant is: timing these edges in plan order by the timing rule (`dan.dialect.timing`:
+`time_order(plan.order, plan_preds(...), node_cycles(...), node_pipes(...), len(core.pipes))`)
+gives exactly `replay`'s start and finish.
 
 The edges (MODEL.md), as a transitive reduction with the same timing:
 - every graph edge;
@@ -26,7 +26,7 @@ from __future__ import annotations
 from sortedcontainers import SortedDict
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
-from dan.dialect.target import PIPES, SPILL_IN_PIPE, SPILL_OUT_PIPE, TIERS, Core
+from dan.dialect.target import Core
 
 
 def plan_size(graph: KernelGraph, plan: Plan) -> int:
@@ -44,9 +44,9 @@ def node_cycles(graph: KernelGraph, plan: Plan, target: Core) -> list[int]:
     return cycles
 
 
-def node_pipes(graph: KernelGraph, plan: Plan) -> list[int]:
+def node_pipes(graph: KernelGraph, plan: Plan, target: Core) -> list[int]:
     """Pipe index of every plan node (`NO_PIPE` for ALLOC and FREE)."""
-    return list(graph.pipes) + [SPILL_OUT_PIPE, SPILL_IN_PIPE] * len(plan.spills)
+    return list(graph.pipes) + [target.spill_out_pipe, target.spill_in_pipe] * len(plan.spills)
 
 
 class AddressOwners:
@@ -90,7 +90,7 @@ def plan_preds(graph: KernelGraph, plan: Plan, target: Core) -> list[list[int]]:
     placed_at = [-1] * nbuf
     since: list[list[int]] = [[] for _ in range(nbuf)]
     released_by: dict[int, int] = {}
-    owners = [AddressOwners(target.capacity[t]) for t in range(len(TIERS))]
+    owners = [AddressOwners(c) for c in target.capacity]
 
     def place(b: int, off: int, v: int) -> list[int]:
         placed_at[b] = v
@@ -125,31 +125,3 @@ def plan_preds(graph: KernelGraph, plan: Plan, target: Core) -> list[list[int]]:
             preds[v] = [v - 1] + [u for u in place(b, new_off, v) if u != v - 1]
     return preds
 
-
-def time_order(order: list[int], preds: list[list[int]], cycles: list[int], pipes: list[int]) -> tuple[list[int], list[int]]:
-    """(start, finish) per node of timing `order` over `preds` with in-order pipes."""
-    start = [0] * len(preds)
-    finish = [0] * len(preds)
-    pipe_free = [0] * len(PIPES)
-    for v in order:
-        s = start_time(v, preds, finish, pipes, pipe_free)
-        p = pipes[v]
-        if p >= 0:
-            pipe_free[p] = s + cycles[v]
-        start[v] = s
-        finish[v] = s + cycles[v]
-    return start, finish
-
-
-def start_time(v: int, preds: list[list[int]], finish: list[int], pipes: list[int], pipe_free: list[int]) -> int:
-    """`start(v)` by the timing rule (module docstring): once every predecessor has
-    finished and v's pipe is free (`pipe_free[p]`: when its previous node finishes).
-    Claiming the pipe is left to the caller."""
-    s = 0
-    for u in preds[v]:
-        if finish[u] > s:
-            s = finish[u]
-    p = pipes[v]
-    if p >= 0 and pipe_free[p] > s:
-        s = pipe_free[p]
-    return s

@@ -2,8 +2,9 @@
 
 One engine, one scan of the schedule (MODEL.md). The scan checks the order against
 every edge, places and releases buffers (checking bounds, overlap and residency),
-derives the spill edges and the address-reuse edges, and times every node:
-`start(v) = max(finish of v's predecessors, finish of the previous node on v's pipe)`.
+derives the spill edges and the address-reuse edges, and times every node by the
+timing rule (`dan.dialect.timing`): start once every predecessor has finished and the
+node's pipe is free.
 The first broken invariant makes the plan invalid and is reported with its kind.
 """
 
@@ -13,9 +14,10 @@ from dataclasses import asdict, dataclass, field
 
 from sortedcontainers import SortedList
 
-from dan.dialect.graph import ALLOC, FREE, NO_PIPE, OP, KernelGraph, Plan
+from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
 from dan.dialect.plan_edges import AddressOwners
-from dan.dialect.target import L0_TIERS, SPILL_IN_PIPE, SPILL_OUT_PIPE, TIERS, Core
+from dan.dialect.target import Core
+from dan.dialect.timing import claim_pipe
 
 
 @dataclass
@@ -67,10 +69,11 @@ class _Invalid(Exception):
 
 def order_peaks(graph: KernelGraph, order: list[int], target: Core) -> tuple[int, list[int], bool]:
     """(peak over peak tiers, peak per tier, L0 rule kept) for the original nodes of `order`."""
-    live = [0] * len(TIERS)
-    count = [0] * len(TIERS)
-    peaks = [0] * len(TIERS)
-    peak_tiers = target.peak_tiers
+    tiers = len(target.tiers)
+    live = [0] * tiers
+    count = [0] * tiers
+    peaks = [0] * tiers
+    peak_tiers, l0_tiers = target.peak_tiers, target.l0_tiers
     cur = peak = 0
     l0_ok = True
     n = graph.n
@@ -90,7 +93,7 @@ def order_peaks(graph: KernelGraph, order: list[int], target: Core) -> tuple[int
                 cur += size[b]
                 if cur > peak:
                     peak = cur
-            if count[t] > 1 and t in L0_TIERS:
+            if count[t] > 1 and t in l0_tiers:
                 l0_ok = False
         elif k == FREE:
             b = node_bufs[v][0]
@@ -120,7 +123,7 @@ def replay(graph: KernelGraph, plan: Plan, target: Core) -> Metrics:
         graph.buf_size[b] if graph.buf_clean[b] else 2 * graph.buf_size[b] for b, _ in plan.spills
     )
     peak, peaks, l0_ok = order_peaks(graph, plan.order, target)
-    metrics = Metrics(True, None, peak, dict(zip(TIERS, peaks)), l0_ok, len(plan.spills), traffic, 0)
+    metrics = Metrics(True, None, peak, dict(zip(target.tiers, peaks)), l0_ok, len(plan.spills), traffic, 0)
     try:
         start, finish = _scan(graph, plan, target, total)
     except _Invalid as e:
@@ -156,12 +159,13 @@ def _scan(graph: KernelGraph, plan: Plan, target: Core, total: int) -> tuple[lis
     cap = target.capacity
     start = [0] * total
     finish = [0] * total
-    pipe_free = [0] * 6
+    pipe_free = [0] * len(target.pipes)
+    tiers, spill_out_pipe, spill_in_pipe = target.tiers, target.spill_out_pipe, target.spill_in_pipe
     resident = [False] * nbuf
     placed_at = [-1] * nbuf  # node index of the current placement (ALLOC or SPILL_IN)
     placed_off = [0] * nbuf
     touch_finish = [0] * nbuf  # latest finish among nodes touching b so far
-    residents = [SortedList() for _ in TIERS]  # (offset, end, buffer)
+    residents = [SortedList() for _ in tiers]  # (offset, end, buffer)
     occupant = [AddressOwners(c) for c in cap]  # which placement last held each address
     released_by: dict[int, int] = {}  # placement node -> its release node
     offsets = plan.offsets
@@ -176,7 +180,7 @@ def _scan(graph: KernelGraph, plan: Plan, target: Core, total: int) -> tuple[lis
         if off < 0 or end > cap[t]:
             raise _Invalid(
                 "out-of-bounds",
-                f"{name(v)}: buffer {graph.buf_ids[b]} at [{off}, {end}) outside {TIERS[t]} capacity {cap[t]}",
+                f"{name(v)}: buffer {graph.buf_ids[b]} at [{off}, {end}) outside {tiers[t]} capacity {cap[t]}",
             )
         res = residents[t]
         i = res.bisect_left((end, -1, -1))
@@ -185,7 +189,7 @@ def _scan(graph: KernelGraph, plan: Plan, target: Core, total: int) -> tuple[lis
             raise _Invalid(
                 "overlap",
                 f"{name(v)}: buffer {graph.buf_ids[b]} at [{off}, {end}) overlaps buffer "
-                f"{graph.buf_ids[other]} at [{res[i - 1][0]}, {res[i - 1][1]}) in {TIERS[t]}",
+                f"{graph.buf_ids[other]} at [{res[i - 1][0]}, {res[i - 1][1]}) in {tiers[t]}",
             )
         if s:  # a zero-size buffer occupies no addresses
             res.add((off, end, b))
@@ -243,7 +247,7 @@ def _scan(graph: KernelGraph, plan: Plan, target: Core, total: int) -> tuple[lis
                     raise _Invalid("bad-spill", f"{name(v)}: buffer {graph.buf_ids[b]} is not resident")
                 ready = touch_finish[b]
                 release(b, v)
-                p, c = SPILL_OUT_PIPE, (0 if clean[b] else target.spill_cycles(size[b]))
+                p, c = spill_out_pipe, (0 if clean[b] else target.spill_cycles(size[b]))
             else:  # SPILL_IN
                 out = v - 1
                 if pos[out] > pos[v]:
@@ -251,12 +255,8 @@ def _scan(graph: KernelGraph, plan: Plan, target: Core, total: int) -> tuple[lis
                 if resident[b]:
                     raise _Invalid("bad-spill", f"{name(v)}: buffer {graph.buf_ids[b]} is already resident")
                 ready = max(finish[out], place(b, new_off, v))
-                p, c = SPILL_IN_PIPE, target.spill_cycles(size[b])
-        if p != NO_PIPE:
-            if pipe_free[p] > ready:
-                ready = pipe_free[p]
-            pipe_free[p] = ready + c
-        start[v] = ready
+                p, c = spill_in_pipe, target.spill_cycles(size[b])
+        ready = start[v] = claim_pipe(ready, p, c, pipe_free)
         f = finish[v] = ready + c
         if v >= n or kinds[v] == ALLOC:
             b = node_bufs[v][0] if v < n else spills[(v - n) // 2][0]

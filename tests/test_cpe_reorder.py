@@ -16,11 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dan.dialect.graph import ALLOC, OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
-from dan.dialect.plan_edges import node_cycles, node_pipes, plan_preds, plan_size, time_order
+from dan.dialect.plan_edges import node_cycles, node_pipes, plan_preds, plan_size
 from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, TIERS, Core
+from dan.dialect.target import CONTEST, Core
+from dan.dialect.timing import time_order
 from dan.lowering.generate import random_kernel
-from dan.passes.dan import cpe_reorder
+from dan.passes.dan.cpe_timeline import Timeline
 from dan.passes.dan.cpe_options import CpeOptions
 from dan.passes.dan.cpe_reorder import CpeError, cpe, keeps_lifetimes
 from tests.shared_data import CASES, SHARED
@@ -94,7 +95,7 @@ def check_cpe(graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions 
 
 def distinct_offsets(graph: KernelGraph) -> list[int]:
     """Every buffer at its own addresses: prefix sums of the sizes per tier."""
-    offsets, top = [], [0] * len(TIERS)
+    offsets, top = [], [0] * len(CONTEST.tiers)
     for b, size in enumerate(graph.buf_size):
         offsets.append(top[graph.buf_tier[b]])
         top[graph.buf_tier[b]] += size
@@ -128,7 +129,7 @@ def spilled_first_fit_plan(graph: KernelGraph, order: list[int], rng: random.Ran
         full += [n + 2 * k for k in outs_after.get(i, [])]
     offsets = [0] * len(graph.buf_ids)
     new_offsets = [0] * len(spill_bufs)
-    used: list[list[tuple[int, int, int]]] = [[] for _ in TIERS]  # (offset, end, buffer)
+    used: list[list[tuple[int, int, int]]] = [[] for _ in CONTEST.tiers]  # (offset, end, buffer)
 
     def first_fit(b: int) -> int:
         spans = sorted(used[graph.buf_tier[b]])
@@ -202,7 +203,8 @@ def assert_edges_time_like_replay(graph: KernelGraph, plan: Plan, target: Core) 
     assert metrics.valid, metrics.violation
     preds = plan_preds(graph, plan, target)
     assert len(preds) == plan_size(graph, plan)
-    start, finish = time_order(plan.order, preds, node_cycles(graph, plan, target), node_pipes(graph, plan))
+    cycles, pipes = node_cycles(graph, plan, target), node_pipes(graph, plan, target)
+    start, finish = time_order(plan.order, preds, cycles, pipes, len(target.pipes))
     assert start == metrics.start
     assert finish == metrics.finish
 
@@ -247,7 +249,7 @@ def test_spill_edges_cycles_and_pipes() -> None:
     cycles = node_cycles(graph, plan, CONTEST)
     assert cycles[out] == 0  # COPY_IN-backed: a clean copy stays in DDR
     assert cycles[back] == CONTEST.spill_cycles(64) == 278
-    assert node_pipes(graph, plan)[out:] == [2, 1]  # MTE3, MTE2
+    assert node_pipes(graph, plan, CONTEST)[out:] == [2, 1]  # MTE3, MTE2
 
 
 # -- CPE: hand-worked plans ----------------------------------------------------------------
@@ -377,7 +379,7 @@ def test_zero_passes_keep_the_order_and_window_one_reaches_neighbours() -> None:
 
 def test_bad_options_and_invalid_plans_are_diagnosed() -> None:
     graph, plan = swap_example()
-    with pytest.raises(CpeError, match="window >= 1"):
+    with pytest.raises(ValueError, match="option 'window' of pass 'cpe': must be >= 1, got 0"):
         cpe(graph, plan, CONTEST, CpeOptions(window=0))
     with pytest.raises(CpeError, match="edge-violated"):
         cpe(graph, Plan([0, 1, 3, 2, 5, 6, 4], [0, 64], []), CONTEST)
@@ -451,14 +453,14 @@ def test_lazy_times_stay_exact_before_clean_and_kept_moves_never_slow_down(monke
     """White box: after every tried move the stored times before `clean` are those of a
     full re-timing, the tails from `tail_from` on those of a backward pass, and no kept
     move raises the makespan."""
-    timeline_cls = cpe_reorder._Timeline
+    timeline_cls = Timeline
     try_segment = timeline_cls.try_segment
     kept = 0
 
-    def exact(tl: cpe_reorder._Timeline) -> tuple[list[int], list[int]]:
-        return time_order(tl.order, tl.preds, tl.cycles, tl.pipes)
+    def exact(tl: Timeline) -> tuple[list[int], list[int]]:
+        return time_order(tl.order, tl.preds, tl.cycles, tl.pipes, len(BIG.pipes))
 
-    def checked(tl: cpe_reorder._Timeline, lo: int, seg: list[int], keep: bool) -> int:
+    def checked(tl: Timeline, lo: int, seg: list[int], keep: bool) -> int:
         nonlocal kept
         before = max(exact(tl)[1])
         gain = try_segment(tl, lo, seg, keep)
@@ -468,7 +470,7 @@ def test_lazy_times_stay_exact_before_clean_and_kept_moves_never_slow_down(monke
         if keep and gain:
             kept += 1
             assert max(finish) <= before
-        tail, nxt = [0] * len(tl.order), [-1] * 6
+        tail, nxt = [0] * len(tl.order), [-1] * len(BIG.pipes)
         for v in reversed(tl.order):
             t = max((tl.cycles[y] + tail[y] for y in tl.succs[v]), default=0)
             if tl.pipes[v] >= 0:
@@ -500,7 +502,7 @@ def test_cpe_pass_option_spellings() -> None:
     assert parsed("cpe{move_events=true}") == CpePass(move_events=True)
     assert parsed("cpe{move-events=true window=16 passes=3}") == CpePass(16, 3, True)
     assert str(CpePass(move_events=True).pipeline_pass_spec()) == "cpe{move_events=true}"
-    with pytest.raises(ValueError, match="window >= 1"):
+    with pytest.raises(ValueError, match="option 'window' of pass 'cpe': must be >= 1, got 0"):
         parsed("cpe{window=0 move-events=true}")
 
 

@@ -21,17 +21,13 @@ from hypothesis import strategies as st
 
 from dan.dialect.graph import FREE, KernelGraph, NodeRecord, Plan, build_graph, topological_order
 from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST, TIERS, Core
+from dan.dialect.target import CONTEST, Core
 from dan.lowering.generate import join_graphs, random_kernel
-from dan.passes.dan.dlr_layout import (
-    FreeSegments,
-    FreeSince,
-    LayoutError,
-    _Gaps,
-    _Scan,
-    dlr,
-)
+from dan.passes.dan.dlr_free_space import FreeSegments, FreeSince
+from dan.passes.dan.dlr_layout import LayoutError, dlr
 from dan.passes.dan.dlr_options import PLACEMENTS, POLICIES, SPEC, DlrOptions
+from dan.passes.dan.dlr_output import Gaps
+from dan.passes.dan.dlr_scan import Scan
 from tests.shared_data import CASES, SHARED
 
 
@@ -147,7 +143,7 @@ def test_free_since_matches_a_per_address_array() -> None:
 
 
 def test_gaps_take_the_earliest_fitting_stretch_and_shrink() -> None:
-    gaps = _Gaps()
+    gaps = Gaps()
     for start, end, at in ((0, 50, 3), (60, 200, 7), (300, 310, 9)):
         gaps.add(start, end, at)
     assert gaps.take(ready=10, cycles=30, min_at=0) == (3, 10)  # [10, 40) in [0, 50)
@@ -437,27 +433,21 @@ def test_a_node_needing_more_than_its_tier_is_a_layout_error() -> None:
         dlr(graph, list(range(graph.n)), tiny(ub=100), DlrOptions(alignment=64))
 
 
-def test_bad_options_are_value_errors_and_an_unknown_policy_lists_the_names() -> None:
-    graph, _ = chain({"a": (8, "UB")}, ["A a", "F a"])
-    with pytest.raises(ValueError, match="unknown DLR policy 'fifo' \\(policies: cost, lru, belady\\)"):
-        dlr(graph, [0, 1], CONTEST, DlrOptions(policy="fifo"))
-    with pytest.raises(ValueError, match="alignment must be a positive integer, got 0"):
-        dlr(graph, [0, 1], CONTEST, DlrOptions(alignment=0))
-    with pytest.raises(ValueError, match="weights must be non-negative"):
-        dlr(graph, [0, 1], CONTEST, DlrOptions(l_cyc=-1.0))
-    valid = ", ".join(PLACEMENTS)
-    with pytest.raises(ValueError, match=re.escape(f"unknown DLR ub_placement 'worst-fit' (valid: {valid})")):
-        dlr(graph, [0, 1], CONTEST, DlrOptions(ub_placement="worst-fit"))
-    with pytest.raises(ValueError, match=re.escape("unknown DLR reload 'never' (valid: late, early, gap)")):
-        dlr(graph, [0, 1], CONTEST, DlrOptions(reload="never"))
-    with pytest.raises(ValueError, match="unknown DLR spill_out 'x'"):
-        dlr(graph, [0, 1], CONTEST, DlrOptions(spill_out="x"))
-    with pytest.raises(ValueError, match="unknown DLR tie_break 'y'"):
-        dlr(graph, [0, 1], CONTEST, DlrOptions(tie_break="y"))
-    with pytest.raises(ValueError, match="early_window must be >= 0, got -1"):
-        dlr(graph, [0, 1], CONTEST, DlrOptions(early_window=-1))
-    with pytest.raises(ValueError, match="stall must be non-negative"):
-        dlr(graph, [0, 1], CONTEST, DlrOptions(stall=float("nan")))
+def test_bad_options_are_value_errors_naming_the_option_and_the_valid_values() -> None:
+    placements = ", ".join(PLACEMENTS)
+    for bad, message in (
+        ({"policy": "fifo"}, "option 'policy' of pass 'dlr': unknown value 'fifo' (valid: cost, lru, belady)"),
+        ({"alignment": 0}, "option 'alignment' of pass 'dlr': must be >= 1, got 0"),
+        ({"l_cyc": -1.0}, "option 'l-cyc' of pass 'dlr': must be >= 0, got -1.0"),
+        ({"ub_placement": "worst-fit"}, f"option 'ub-placement' of pass 'dlr': unknown value 'worst-fit' (valid: {placements})"),
+        ({"reload": "never"}, "option 'reload' of pass 'dlr': unknown value 'never' (valid: late, early, gap)"),
+        ({"spill_out": "x"}, "option 'spill-out' of pass 'dlr': unknown value 'x'"),
+        ({"tie_break": "y"}, "option 'tie-break' of pass 'dlr': unknown value 'y' (valid: index, lru)"),
+        ({"early_window": -1}, "option 'early-window' of pass 'dlr': must be >= 0, got -1"),
+        ({"stall": float("nan")}, "option 'stall' of pass 'dlr': must be >= 0, got nan"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            DlrOptions(**bad)  # type: ignore[arg-type]
 
 
 def test_orders_that_are_not_topological_are_rejected() -> None:
@@ -475,10 +465,10 @@ def test_orders_that_are_not_topological_are_rejected() -> None:
 
 def shrunk(graph: KernelGraph, alignment: int = 1, slack: int = 0) -> Core:
     """CONTEST with every tier cut to the largest need of one node (plus `slack`)."""
-    need = [1] * len(TIERS)
+    need = [1] * len(CONTEST.tiers)
     for v in range(graph.n):
         if graph.kinds[v] != FREE:
-            total = [0] * len(TIERS)
+            total = [0] * len(CONTEST.tiers)
             for b in set(graph.node_bufs[v]):
                 total[graph.buf_tier[b]] += -(-graph.buf_size[b] // alignment) * alignment
             need = [max(x, y) for x, y in zip(need, total)]
@@ -566,7 +556,7 @@ def test_the_scans_own_timing_is_the_replays() -> None:
         order = random_order(graph, random.Random(seed))
         for target in (CONTEST, shrunk(graph, slack=32)):
             for base in bases:
-                scan = _Scan(graph, order, target, dataclasses.replace(base, policy=("cost", "belady", "lru")[seed % 3]))
+                scan = Scan(graph, order, target, dataclasses.replace(base, policy=("cost", "belady", "lru")[seed % 3]))
                 plan = scan.run()
                 assert scan.finish == replay(graph, plan, target).finish
 

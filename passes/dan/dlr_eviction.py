@@ -1,0 +1,200 @@
+"""DLR's eviction policies: which residents of a full tier are spilled for a placement.
+
+A policy (`Evict`, one per name of `POLICIES`) is called when a buffer fits no free
+segment of its tier. It spills only residents of that tier that the current node does
+not touch (the *protected* buffers stay) and returns the offset of a window that now
+fits the buffer, with that range taken, or None, having spilled nothing, when even
+evicting every unprotected resident leaves no room. `cost` clears the contiguous window
+with the best reuse distance per unit of spill cost (`spill_cost`); `lru` and `belady`
+evict in rank order until a window fits, then undo the evictions the placement does
+not overlap. Nothing here imports xDSL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from dan.dialect.graph import KernelGraph
+from dan.dialect.target import Core
+from dan.passes.dan.dlr_options import DlrOptions
+
+if TYPE_CHECKING:
+    from dan.passes.dan.dlr_scan import Scan
+
+_INF = float("inf")
+
+
+Evict = Callable[["Scan", int, int, frozenset[int], int], "int | None"]
+"""`evict(scan, tier, buffer, protected, position)`: place a buffer that fits no free
+segment by spilling unprotected residents of its tier; its offset, or None (nothing
+spilled) when even evicting all of them leaves no room."""
+
+
+def _evict_cheapest_window(scan: Scan, t: int, b: int, protected: frozenset[int], i: int) -> int | None:
+    """`cost`: clear the contiguous window with the largest score.
+
+    A window is a run of free segments and unprotected residents at least a footprint
+    long; the buffer goes to its start and every resident in it is spilled. Its score
+    is `reuse_distance / spill_cost` generalised to several victims: the smallest reuse
+    distance among its live victims over their total weighted spill cost (on L0 tiers
+    every spill costs 1, so one victim means the farthest next use). A dead victim
+    counts as infinitely far, so a window of dead victims only comes first. With
+    `stall`, a window that would hold the placement up (a victim's SPILL_OUT, or the
+    last release of its free space, finishing after `scan.base`) has its score times
+    `1 + stall` (`inf`: comes after every window that does not). Ties: lower total
+    cost, victims last touched longer ago, shorter window, lower offset.
+    """
+    blocks = scan.tier_blocks(t)
+    fp = scan.footprint[b]
+    victims = _victims(scan, blocks, t, protected, i)
+    stall = scan.options.stall
+    hard = stall == _INF
+    factor = 1.0 if hard else 1.0 + stall
+    base = scan.base
+    released_at = scan.released[t]
+    best: tuple[tuple[int, float, float, int, int, int], int, int] | None = None
+    head: tuple[int, float, float] | None = None
+    lead = (0, 0.0, 0.0)
+    count = len(blocks)
+    for left in range(count):
+        start = blocks[left][0]
+        limit = start + fp
+        live_cost = dead_cost = 0.0
+        reuse = _INF
+        late, touched, right = base, -1, left
+        while right < count and blocks[right][0] < limit:
+            victim = victims[right]
+            if victim is None:
+                if blocks[right][2] >= 0:
+                    break  # a protected buffer
+                if stall and late <= base:
+                    end = blocks[right][1]
+                    r = released_at.latest(blocks[right][0], end if end < limit else limit)
+                    if r > late:
+                        late = r
+            else:
+                live, dead, next_need, last_touch, released = victim
+                live_cost += live
+                dead_cost += dead
+                if next_need < reuse:
+                    reuse = next_need
+                if last_touch > touched:
+                    touched = last_touch
+                if released > late:
+                    late = released
+            score = live_cost / reuse if live_cost else 0.0
+            flag = 0
+            if stall and late > base:
+                if hard:
+                    flag = 1
+                else:
+                    score *= factor
+            lead = (flag, score, live_cost + dead_cost)
+            if head is not None and lead > head:
+                break  # adding blocks never lowers these, so this window cannot win
+            right += 1
+        if right == left or blocks[right - 1][1] < limit:
+            continue  # too short, or pruned
+        key = (*lead, touched, blocks[right - 1][1] - start, start)
+        if best is None or key < best[0]:
+            best = (key, left, right)
+            head = lead
+    if best is None:
+        return None
+    _, left, right = best
+    offset = blocks[left][0]
+    for block_start, block_end, c in blocks[left:right]:
+        if c >= 0:
+            scan.free_segments[t].give(block_start, block_end - block_start)
+            scan.spill_out(c)
+    scan.free_segments[t].take(offset, fp)
+    return offset
+
+
+def _victims(
+    scan: Scan, blocks: list[tuple[int, int, int]], t: int, protected: frozenset[int], i: int
+) -> list[tuple[float, float, float, int, int] | None]:
+    """Per block: (live cost, dead cost, reuse distance, last touch, release finish) of
+    evicting its buffer at position i; None for free space and protected buffers."""
+    unit = t in scan.target.l0_tiers
+    needs, next_index, last_touch, spill_cost = scan.needs, scan.next_need_index, scan.last_touch, scan.spill_cost
+    stall = scan.options.stall
+    out: list[tuple[float, float, float, int, int] | None] = []
+    for _, _, c in blocks:
+        if c < 0 or c in protected:
+            out.append(None)
+            continue
+        cost = 1.0 if unit else spill_cost[c]
+        k = next_index[c]
+        released = scan.release_time(c) if stall else 0
+        if k == len(needs[c]) - 1:
+            out.append((0.0, cost, _INF, last_touch[c], released))
+        else:
+            out.append((cost, 0.0, float(needs[c][k] - i), last_touch[c], released))
+    return out
+
+
+Rank = Callable[["Scan", int, int], float]
+"""`rank(scan, buffer, position)`: the larger, the sooner the buffer is evicted."""
+
+
+def _next_use_rank(scan: Scan, c: int, i: int) -> float:
+    """Farthest next use first; a dead buffer before any other."""
+    return _INF if scan.is_dead(c) else float(scan.next_need(c) - i)
+
+
+def _lru_rank(scan: Scan, c: int, i: int) -> float:
+    """Least recently placed or touched first."""
+    return float(i - scan.last_touch[c])
+
+
+def _ranked_eviction(rank: Rank) -> Evict:
+    """Evict in rank order (ties by `DlrOptions.tie_break`, then lowest buffer index)
+    until a window fits, then undo the evictions the chosen placement does not overlap."""
+
+    def evict(scan: Scan, t: int, b: int, protected: frozenset[int], i: int) -> int | None:
+        segments, fp = scan.free_segments[t], scan.footprint[b]
+        lru = scan.options.tie_break == "lru"
+        last_touch = scan.last_touch
+        ranked = sorted((-rank(scan, c, i), last_touch[c] if lru else 0, c) for c in scan.residents[t] if c not in protected)
+        victims: list[int] = []
+        offset = None
+        for _, _, c in ranked:
+            segments.give(scan.offset[c], scan.footprint[c])
+            victims.append(c)
+            offset = scan.fit(t, fp)
+            if offset is not None:
+                break
+        if offset is not None:
+            segments.take(offset, fp)
+        for c in victims:
+            start, end = scan.offset[c], scan.offset[c] + scan.footprint[c]
+            if offset is not None and start < offset + fp and offset < end:
+                scan.spill_out(c)
+            else:
+                segments.take(start, end - start)
+        return offset
+
+    return evict
+
+
+EVICTIONS: dict[str, Evict] = {
+    "cost": _evict_cheapest_window,
+    "lru": _ranked_eviction(_lru_rank),
+    "belady": _ranked_eviction(_next_use_rank),
+}
+"""Eviction policy functions by name (`POLICIES`, `DlrOptions.policy`)."""
+
+
+def spill_cost(graph: KernelGraph, target: Core, options: DlrOptions, b: int) -> float:
+    """Weighted cost of spilling b once: DDR traffic plus SPILL_OUT and SPILL_IN cycles.
+
+    A COPY_IN-backed buffer moves `size` units and its SPILL_OUT takes no cycles;
+    any other moves `2 * size` units and pays `spill_cycles(size)` both ways.
+    """
+    size = graph.buf_size[b]
+    cycles = target.spill_cycles(size)
+    if graph.buf_clean[b]:
+        return options.l_byte * size + options.l_cyc * cycles
+    return options.l_byte * 2 * size + options.l_cyc * 2 * cycles
