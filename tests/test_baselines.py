@@ -374,3 +374,18 @@ def test_baselines_do_not_depend_on_the_hash_seed() -> None:
         runs.append(json.loads(out.stdout))
     here = json.loads(json.dumps(_all_results(random_kernel(11, ops=150))))
     assert runs[0] == runs[1] == here
+
+
+def reversed_adjacency(graph: KernelGraph) -> KernelGraph:
+    """The same kernel with every predecessor and successor list reversed, as a frontend
+    that reads the edges in another order builds it."""
+    return dataclasses.replace(graph, preds=[ps[::-1] for ps in graph.preds], succs=[ss[::-1] for ss in graph.succs])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_orders_do_not_depend_on_the_order_edges_are_listed_in(seed: int) -> None:
+    graph = random_kernel(seed, ops=80)
+    other = reversed_adjacency(graph)
+    for name, order in ORDER_BASELINES.items():
+        assert order(graph, CONTEST) == order(other, CONTEST), name
+    assert cosma_plan(graph, CONTEST) == cosma_plan(other, CONTEST)

@@ -606,3 +606,13 @@ def test_scales_linearly_on_joined_matmul(policy: str) -> None:
     one, four = min(cpu_seconds(base) for _ in range(2)), cpu_seconds(big)
     assert four < 10 * one + 0.2
     assert order_peaks(big, mpas(big, CONTEST, options), CONTEST)[::2] == (9216, True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_order_does_not_depend_on_the_order_edges_are_listed_in(seed: int) -> None:
+    graph = random_kernel(seed, ops=80)
+    other = dataclasses.replace(graph, preds=[ps[::-1] for ps in graph.preds], succs=[ss[::-1] for ss in graph.succs])
+    for policy in POLICIES:
+        for l0_rule in (True, False):
+            options = MpasOptions(policy, l0_rule)
+            assert mpas(graph, CONTEST, options) == mpas(other, CONTEST, options), (policy, l0_rule)

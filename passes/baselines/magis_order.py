@@ -82,7 +82,7 @@ def _allocate_at_use(graph: KernelGraph, rpo: list[int]) -> list[int]:
         while stack:
             u = stack.pop()
             order.append(u)
-            for w in reversed(graph.succs[u]):
+            for w in sorted(graph.succs[u], reverse=True):  # whatever order the edges came in
                 waiting[w] -= 1
                 if waiting[w] == 0 and graph.kinds[w] == FREE:
                     stack.append(w)
