@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from dan.dialect.graph_lifetimes import check_lifetimes
 from dan.dialect.target import CONTEST, LIMIT, Core
@@ -33,9 +34,8 @@ class OrderError(ValueError):
     """A schedule that is not a topological order of a graph's nodes."""
 
 
-@dataclass(frozen=True)
-class NodeRecord:
-    """One node as a frontend reads it (ids are the user's)."""
+class NodeRecord(NamedTuple):
+    """One node as a frontend reads it (ids are the user's); a tuple, cheap to make."""
 
     id: int
     op: str
@@ -132,12 +132,14 @@ def build_graph(
     tier_index, pipe_index = core.tier_index, core.pipe_index
     index: dict[int, int] = {}
     for i, r in enumerate(records):
-        for what, value in (("id", r.id), ("buffer id", r.buf), ("size", r.size), ("cycles", r.cycles)):
-            if value >= LIMIT or (what == "id" and value < 0):
-                raise GraphError(f"node {r.id}: {what} {value} is out of range (0 to 2^62)")
-        if r.id in index:
-            raise GraphError(f"duplicate node id {r.id}")
-        index[r.id] = i
+        rid = r[0]
+        if not 0 <= rid < LIMIT or r[2] >= LIMIT or r[3] >= LIMIT or r[6] >= LIMIT:
+            for what, value in (("id", rid), ("buffer id", r.buf), ("size", r.size), ("cycles", r.cycles)):
+                if value >= LIMIT or (what == "id" and value < 0):
+                    raise GraphError(f"node {rid}: {what} {value} is out of range (0 to 2^62)")
+        if rid in index:
+            raise GraphError(f"duplicate node id {rid}")
+        index[rid] = i
     n = len(records)
     kinds = [0] * n
     pipes = [NO_PIPE] * n
@@ -161,8 +163,9 @@ def build_graph(
         return b
 
     node_bufs: list[tuple[int, ...]] = []
+    plain_ops: set[str] = set()  # op names already checked
     for i, r in enumerate(records):
-        if r.op in ("ALLOC", "FREE"):
+        if r.op == "ALLOC" or r.op == "FREE":
             if r.tier not in tier_index:
                 raise GraphError(f"node {r.id}: unknown tier '{r.tier}' (tiers: {', '.join(core.tiers)})")
             if r.size < 0:
@@ -180,10 +183,12 @@ def build_graph(
             kinds[i] = kind
             node_bufs.append((b,))
         else:
-            if not _OP_NAME.fullmatch(r.op):
-                raise GraphError(f"node {r.id}: op name '{r.op}' must be ASCII letters, digits, '_', '.' or '-'")
-            if r.op in ("SPILL_OUT", "SPILL_IN"):
-                raise GraphError(f"node {r.id}: {r.op} belongs to a plan, not to a graph")
+            if r.op not in plain_ops:
+                if not _OP_NAME.fullmatch(r.op):
+                    raise GraphError(f"node {r.id}: op name '{r.op}' must be ASCII letters, digits, '_', '.' or '-'")
+                if r.op in ("SPILL_OUT", "SPILL_IN"):
+                    raise GraphError(f"node {r.id}: {r.op} belongs to a plan, not to a graph")
+                plain_ops.add(r.op)
             if r.pipe not in pipe_index:
                 raise GraphError(f"node {r.id}: unknown pipe '{r.pipe}' (pipes: {', '.join(core.pipes)})")
             if r.cycles < 0:

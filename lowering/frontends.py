@@ -98,10 +98,11 @@ def read_graph_input(path: str, core: Core | None, frontend: str | None = None, 
 
 
 def load_arrays(
-    path: str, core: Core | None, frontend: str | None = None, text: str | None = None
+    path: str, core: Core | None, frontend: str | None = None, text: str | None = None, verify: bool = True
 ) -> list[ArrayKernel] | ModuleOp:
-    """A graph input as one array kernel in input order, or an IR input as a verified
-    module (parsed once). `text`: the input's text when already read."""
+    """A graph input as one array kernel in input order, or an IR input as a module
+    (parsed once; verified unless `verify` is False because the caller verifies after
+    changing it). `text`: the input's text when already read."""
     if text is not None or not is_graph_input(path, frontend):
         text = read_text(path) if text is None else text
         if not text.strip():
@@ -109,9 +110,30 @@ def load_arrays(
         if frontend_of(path, frontend, text) not in GRAPH_FRONTENDS:
             from dan.lowering.ir_io import parse_module
 
-            return parse_module(text, "stdin" if path == "-" else path)
-    graph = read_graph_input(path, core, frontend, text)
-    return [ArrayKernel(graph, Plan(input_order(graph)), core or CONTEST)]
+            return parse_module(text, "stdin" if path == "-" else path, verify=verify)
+    graph, plan = as_viewed(read_graph_input(path, core, frontend, text), core or CONTEST)
+    return [ArrayKernel(graph, plan, core or CONTEST)]
+
+
+def as_viewed(graph: KernelGraph, core: Core = CONTEST) -> tuple[KernelGraph, Plan]:
+    """The graph in input order as the array view of its IR would hold it, without IR.
+
+    Passes break ties by the order of successor lists, so a graph must reach them in
+    one form whether it came through IR or not: nodes by ascending id and each
+    successor list in schedule order. Ids already ascending and edges pointing
+    forward (the public data) only need their successor lists sorted, in place;
+    anything else takes the IR round trip once.
+    """
+    order = input_order(graph)
+    ids = graph.node_ids
+    if all(ids[i] < ids[i + 1] for i in range(len(ids) - 1)) and order == list(range(graph.n)):
+        for succs in graph.succs:
+            succs.sort()
+        return graph, Plan(order)
+    from dan.dialect.kernel_view import build_kernel, view_kernel
+
+    view = view_kernel(build_kernel(graph, Plan(order), core))
+    return view.graph, view.plan
 
 
 def view_module(module: ModuleOp, core: Core | None) -> list[ArrayKernel]:

@@ -27,6 +27,8 @@ def graph_name(path: str | Path) -> str:
 
 
 def _int(value: Any, what: str) -> int:
+    if type(value) is int:
+        return value
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value.strip()):
             return int(value)
@@ -34,28 +36,33 @@ def _int(value: Any, what: str) -> int:
     return value
 
 
+def _field(node: dict[str, Any], key: str, nid: int) -> int:
+    """An integer field of a node (the message is made only when it is wrong)."""
+    value = node[key]
+    return value if type(value) is int else _int(value, f"node {nid} '{key}'")
+
+
 def _record(node: Any, where: str) -> NodeRecord:
-    if not isinstance(node, dict):
+    if type(node) is not dict:
         raise GraphError(f"{where}: a node must be an object")
     if "Id" not in node or "Op" not in node:
         raise GraphError(f"{where}: a node needs 'Id' and 'Op'")
-    nid = _int(node["Id"], f"{where} 'Id'")
+    nid = node["Id"]
+    if type(nid) is not int:
+        nid = _int(nid, f"{where} 'Id'")
     op = node["Op"]
     if not isinstance(op, str) or not op:
         raise GraphError(f"node {nid}: 'Op' must be a non-empty string")
     try:
-        if op in ("ALLOC", "FREE"):
-            return NodeRecord(
-                nid, op, buf=_int(node["BufId"], f"node {nid} 'BufId'"),
-                size=_int(node["Size"], f"node {nid} 'Size'"), tier=str(node["Type"]),
-            )
-        bufs = node.get("Bufs", [])
-        if not isinstance(bufs, list):
+        if op == "ALLOC" or op == "FREE":
+            return NodeRecord(nid, op, _field(node, "BufId", nid), _field(node, "Size", nid), str(node["Type"]))
+        bufs = node.get("Bufs", ())
+        if type(bufs) is not list:
             raise GraphError(f"node {nid}: 'Bufs' must be a list")
-        return NodeRecord(
-            nid, op, pipe=str(node["Pipe"]), cycles=_int(node["Cycles"], f"node {nid} 'Cycles'"),
-            bufs=tuple(_int(b, f"node {nid} 'Bufs'") for b in bufs),
-        )
+        ids = tuple(bufs)
+        if not all(type(b) is int for b in ids):
+            ids = tuple(_int(b, f"node {nid} 'Bufs'") for b in bufs)
+        return NodeRecord(nid, op, -1, 0, "", str(node["Pipe"]), _field(node, "Cycles", nid), ids)
     except KeyError as e:
         raise GraphError(f"node {nid} ({op}): missing field '{e.args[0]}'") from None
 

@@ -28,10 +28,12 @@ def context() -> Context:
     return ctx
 
 
-def parse_module(text: str, name: str = "<input>", ctx: Context | None = None) -> ModuleOp:
-    """Parse and verify a module; errors are xDSL ParseError / VerifyException."""
+def parse_module(text: str, name: str = "<input>", ctx: Context | None = None, verify: bool = True) -> ModuleOp:
+    """Parse and (unless the caller verifies later) verify a module; errors are xDSL
+    ParseError / VerifyException."""
     module = Parser(ctx or context(), text, name).parse_module()
-    module.verify()
+    if verify:
+        module.verify()
     return module
 
 

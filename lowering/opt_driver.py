@@ -87,12 +87,11 @@ class _Run:
         """`changed[i]`: kernel i's plan was made in this run (its IR must be built)."""
         self.req = req
         self.warn = warn
-        loaded = load_arrays(req.input, req.core, req.frontend, req.text)
+        loaded = load_arrays(req.input, req.core, req.frontend, req.text, verify=req.core is None)
         self.kernels: list[ArrayKernel] | None = loaded if isinstance(loaded, list) else None
         self.module: ModuleOp | None = None if isinstance(loaded, list) else loaded
         self.sources: list[Any] = []  # the KernelOp each array kernel was viewed from
         self.changed: list[bool] = [True] * len(self.kernels or [])
-        self.built_here = False  # IR built from arrays: trusted, not verified again
         self.ir_changed = False  # a non-planning pass rewrote IR: verify once at the end
         self.dropped: dict[str, str] = {}  # kernel name -> warning: a layout made here was dropped
         if self.module is not None and req.core is not None:
@@ -103,6 +102,7 @@ class _Run:
             self.module.verify()  # capacities changed
 
     def arrays(self) -> list[ArrayKernel]:
+        """The kernels as arrays (an IR module is viewed once per run of planning passes)."""
         if self.kernels is None:
             from dan.dialect.kernel_view import kernels
 
@@ -113,6 +113,7 @@ class _Run:
         return self.kernels
 
     def ir(self) -> ModuleOp:
+        """The kernels as IR: kernels whose plan changed are built once, the rest kept."""
         if self.kernels is not None and (self.module is None or any(self.changed)):
             from dan.lowering.backends import build_module
 
@@ -128,7 +129,6 @@ class _Run:
                         op = next(new_ops)
                         op.detach()
                         Rewriter.replace_op(source, op)
-            self.built_here = True
             if self.req.verify_each:
                 self.module.verify()
         self.kernels = None

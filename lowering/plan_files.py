@@ -86,7 +86,7 @@ def read_plan(graph: KernelGraph, directory: str | Path, name: str | None = None
         v = index.get(nid)
         if v is None:
             if not 0 <= nid - base < limit:
-                if nid >= base and not spill_path.exists():
+                if nid >= base and offsets is not None and not spill_path.exists():
                     raise PlanError(f"'{sched_path.name}' line {i + 1}: node id {nid} would be a spill node, "
                                     f"but there is no '{spill_path.name}'")
                 raise PlanError(f"'{sched_path.name}' line {i + 1}: unknown node id {nid}")

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from dan.dialect.graph import ALLOC, FREE, OP, GraphError, build_graph, topological_order
+from dan.dialect.graph import ALLOC, FREE, OP, GraphError, topological_order
 from dan.dialect.graph_lifetimes import check_lifetimes
 from dan.lowering.generate import random_kernel, tiled_matmul
 from dan.lowering.graph_files import graph_to_json, parse_graph_json

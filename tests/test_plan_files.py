@@ -75,3 +75,16 @@ def test_missing_directory_and_odd_digits(tmp_path: Path) -> None:
     write(tmp_path, "0\n\u00b2\n")
     with pytest.raises(PlanError, match="line 2: expected a node id"):
         read_plan(two_buffers(), tmp_path)
+
+
+def test_spill_ids_without_a_spill_file_are_named_as_such(tmp_path: Path) -> None:
+    write(tmp_path, "0\n7\n", "0:0\n1:0\n")
+    with pytest.raises(PlanError) as e:
+        read_plan(two_buffers(), tmp_path)
+    assert str(e.value) == "'two_schedule.txt' line 2: node id 7 would be a spill node, but there is no 'two_spill.txt'"
+
+
+def test_plan_directory_that_is_a_file(tmp_path: Path) -> None:
+    f = write(tmp_path, "0\n") / "two_schedule.txt"
+    with pytest.raises(PlanError, match="is not a directory"):
+        read_plan(two_buffers(), f)
