@@ -101,6 +101,7 @@ class Timeline:
         # tail[v]: the longest path after v's finish, exact for positions >= tail_from
         self.tail = [0] * size
         self.tail_from = size
+
     # -- queries ---------------------------------------------------------------------------
 
     def pipe_prev(self, v: int) -> int:
@@ -108,9 +109,11 @@ class Timeline:
         ps = self.pipe_pos[self.pipes[v]]
         k = bisect_left(ps, self.pos[v]) - 1
         return self.order[ps[k]] if k >= 0 else -1
+
     def slack(self, v: int) -> int:
         """How much later v starts than its dependencies alone allow (> 0: pipe-bound)."""
         return self.start[v] - ready_time(self.preds[v], self.finish)
+
     # -- trying a segment --------------------------------------------------------------
 
     def try_segment(self, lo: int, seg: list[int], keep: bool) -> int:
@@ -146,6 +149,7 @@ class Timeline:
                 if pos[w] < pv:
                     return False
         return True
+
     # -- timing ---------------------------------------------------------------------------
 
     def pipe_free_before(self, i: int) -> list[int]:

@@ -60,7 +60,7 @@ class Scan:
     def __init__(self, graph: KernelGraph, order: list[int], target: Core, options: DlrOptions) -> None:
         self.graph, self.order, self.target, self.options = graph, order, target, options
         self.evict = EVICTIONS[options.policy]
-        ub = target.tier_index["UB"]
+        ub = target.tier_index.get("UB", -1)  # a core may have no tier of that name
         self.placement = [
             options.l0_placement if t in target.l0_tiers else options.ub_placement if t == ub else options.placement
             for t in range(len(target.tiers))
