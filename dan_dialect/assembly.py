@@ -12,6 +12,7 @@ also the fast path for kernels of 10^5 ops (see `ops.py`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import cast
 
@@ -71,11 +72,47 @@ def parse_node_dict(parser: Parser, prop_names: Iterable[str]) -> tuple[dict[str
     return props, entries
 
 
-def print_after(printer: Printer, deps: Sequence[SSAValue]) -> None:
+def print_values(printer: Printer, values: Sequence[SSAValue]) -> None:
+    """`%a, %b` (the caller prints what surrounds the list)."""
+    first = True
+    for value in values:
+        if not first:
+            printer.print_string(", ")
+        first = False
+        printer.print_ssa_value(value)
+
+
+def print_after_and_dict(
+    printer: Printer, op: Operation, deps: Sequence[SSAValue], prop_names: Iterable[str], tail: str = ""
+) -> None:
+    """` after(%t, ...) {id = 7, buf = 3, ..., note = "x"}` then `tail`, in as few printer
+    calls as the SSA names allow (printing is the hot path of large kernels)."""
+    close = ""
     if deps:
         printer.print_string(" after(")
-        printer.print_list(deps, printer.print_ssa_value)
-        printer.print_string(")")
+        print_values(printer, deps)
+        close = ")"
+    ints = _int_props_text(op, prop_names)
+    if ints is not None and not op.attributes:
+        printer.print_string(f"{close} {{{ints}}}{tail}")
+        return
+    printer.print_string(close)
+    print_node_dict(printer, op, prop_names)
+    printer.print_string(tail)
+
+
+def _int_props_text(op: Operation, prop_names: Iterable[str]) -> str | None:
+    """`id = 7, buf = 3` when every present property is an i64 integer, else None."""
+    parts: list[str] = []
+    props = op.properties
+    for name in prop_names:
+        attr = props.get(name)
+        if attr is None:
+            continue
+        if type(attr) is not IntegerAttr or attr.type != i64:
+            return None
+        parts.append(f"{name} = {attr.value.data}")
+    return ", ".join(parts)
 
 
 def print_node_dict(printer: Printer, op: Operation, prop_names: Iterable[str]) -> None:
@@ -100,6 +137,15 @@ def print_node_dict(printer: Printer, op: Operation, prop_names: Iterable[str]) 
         printer.print_string(" = ")
         printer.print_attribute(attr)
     printer.print_string("}")
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.$-]*")
+"""Operation names that print as themselves between quotes."""
+
+
+def string_literal_text(text: str) -> str | None:
+    """`"text"` when `text` needs no escapes, else None (then use `print_string_literal`)."""
+    return f'"{text}"' if _PLAIN_NAME.fullmatch(text) else None
 
 
 def i64_attr(value: int) -> IntegerAttr:

@@ -37,8 +37,9 @@ from dan.dialect.assembly import (
     parse_after,
     parse_buffer_operand,
     parse_node_dict,
-    print_after,
-    print_node_dict,
+    print_after_and_dict,
+    print_values,
+    string_literal_text,
 )
 from dan.dialect.attributes import TOKEN, BufType, PipeAttr, TokenType
 from dan.dialect.kernel_op import KernelOp
@@ -116,10 +117,8 @@ class AllocOp(NodeOp):
         return cls.create(operands=deps, result_types=[buf_type, TOKEN], properties=props, attributes=attrs)
 
     def print(self, printer: Printer) -> None:
-        print_after(printer, self.after)
-        print_node_dict(printer, self, self.PROP_NAMES)
-        printer.print_string(" : ")
-        printer.print_attribute(self.buffer.type)
+        print_after_and_dict(printer, self, self.operands, self.PROP_NAMES, " : ")
+        printer.print_attribute(self.results[0].type)
 
     def verify_on_target(self, target: Core) -> None:
         t = self.buf_type
@@ -159,10 +158,10 @@ class _BufferNodeOp(NodeOp):
         return cls.create(operands=[source, *deps], result_types=results, properties=props, attributes=attrs)
 
     def print(self, printer: Printer) -> None:
+        operands = self.operands
         printer.print_string(" ")
-        printer.print_ssa_value(self.source)
-        print_after(printer, self.after)
-        print_node_dict(printer, self, self.PROP_NAMES)
+        printer.print_ssa_value(operands[0])
+        print_after_and_dict(printer, self, operands[1:], self.PROP_NAMES)
 
 
 class _ReleaseOp(_BufferNodeOp):
@@ -305,15 +304,20 @@ class _WorkOp(NodeOp):
         return cls.create(operands=[*bufs, *deps], result_types=[TOKEN], properties=props, attributes=attrs)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_string_literal(self.op_name)
-        printer.print_string(f" on {self.pipe} cycles({self.cycles})")
-        if self.bufs:
-            printer.print_string(" bufs(")
-            printer.print_list(self.bufs, printer.print_ssa_value)
-            printer.print_string(")")
-        print_after(printer, self.after)
-        print_node_dict(printer, self, self.PROP_NAMES)
+        bufs, deps = self.buffers_and_deps()
+        literal = string_literal_text(self.op_name)
+        head = f" on {self.pipe} cycles({self.cycles})"
+        if literal is None:
+            printer.print_string(" ")
+            printer.print_string_literal(self.op_name)
+        else:
+            head = f" {literal}{head}"
+        if bufs:
+            printer.print_string(head + " bufs(")
+            print_values(printer, bufs)
+            head = ")"
+        printer.print_string(head)
+        print_after_and_dict(printer, self, deps, self.PROP_NAMES)
 
     def verify_(self) -> None:
         super().verify_()

@@ -61,6 +61,13 @@ def test_custom_format_round_trips_exactly() -> None:
     assert show(parse(show(module))) == TINY
 
 
+def test_names_and_attributes_that_need_the_slow_printer_round_trip() -> None:
+    text = TINY.replace('"EXP"', '"EXP \\222\\22"').replace('note = "kept"', '"odd key" = [1 : i64, 2 : i64], note = "kept"')
+    module = parse(text)
+    module.verify()
+    assert show(module) == text
+
+
 def test_generic_format_round_trips() -> None:
     generic = show(parse(TINY), generic=True)
     assert '"dan.spill_in"' in generic and "operandSegmentSizes = array<i32: 2, 2>" in generic
