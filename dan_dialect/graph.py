@@ -204,14 +204,17 @@ def build_graph(
             raise GraphError(f"buffer {bid} is allocated but never freed")
     preds: list[list[int]] = [[] for _ in range(n)]
     succs: list[list[int]] = [[] for _ in range(n)]
-    seen: set[tuple[int, int]] = set()
+    seen: set[int] = set()  # u * n + v of every edge kept
+    forward = True  # every edge goes from a lower to a higher index
     for s, d in edges:
         u, v = index.get(s), index.get(d)
         if u is None or v is None:
             raise GraphError(f"edge {s} -> {d} names unknown node {s if u is None else d}")
-        if (u, v) in seen:
+        key = u * n + v
+        if key in seen:
             continue
-        seen.add((u, v))
+        seen.add(key)
+        forward = forward and u < v
         preds[v].append(u)
         succs[u].append(v)
     graph = KernelGraph(
@@ -225,7 +228,7 @@ def build_graph(
                 graph.buf_uses[b].append(v)
                 if graph.ops[v] == "COPY_IN":
                     graph.buf_clean[b] = True
-    problem = check_lifetimes(graph, topological_order(graph))
+    problem = check_lifetimes(graph, list(range(n)) if forward else topological_order(graph))
     if problem is not None:
         raise GraphError(problem)
     return graph

@@ -57,6 +57,14 @@ class _Reach:
         return False
 
 
+def _next_to(links: list[int], b: int, end: int, proven: set[tuple[int, int]]) -> bool:
+    """The one-step case of `_Reach.reaches`: a direct link to `end` or to a proven node."""
+    for y in links:
+        if y == end or (y, b) in proven:
+            return True
+    return False
+
+
 def check_lifetimes(graph: KernelGraph, topo: list[int]) -> str | None:
     """The first lifetime problem of `graph` (module docstring) as a message, or None.
 
@@ -68,15 +76,17 @@ def check_lifetimes(graph: KernelGraph, topo: list[int]) -> str | None:
         pos[v] = i
     kinds, node_bufs, ids, buf_ids = graph.kinds, graph.node_bufs, graph.node_ids, graph.buf_ids
     problems: list[tuple[int, int, str]] = []  # (node index, rank of the buffer in the node, message)
-    down = _Reach(graph.preds, pos)  # from a use back up to ALLOC
+    preds, succs = graph.preds, graph.succs
+    down = _Reach(preds, pos)  # from a use back up to ALLOC
+    proven = down.proven
     for v in topo:
         kind = kinds[v]
         if kind == _ALLOC:
             continue
         for k, b in enumerate(node_bufs[v]):
             alloc = graph.buf_alloc[b]
-            if down.reaches(v, b, alloc, forward_bound=False):
-                down.proven.add((v, b))
+            if _next_to(preds[v], b, alloc, proven) or down.reaches(v, b, alloc, forward_bound=False):
+                proven.add((v, b))
             elif kind == _FREE:
                 problems.append((v, k, f"FREE node {ids[v]} of buffer {buf_ids[b]} is not ordered after its ALLOC"))
             else:
@@ -85,14 +95,15 @@ def check_lifetimes(graph: KernelGraph, topo: list[int]) -> str | None:
     if problems:
         return min(problems)[2]
     del down
-    up = _Reach(graph.succs, pos)  # from a use down to FREE
+    up = _Reach(succs, pos)  # from a use down to FREE
+    proven = up.proven
     for v in reversed(topo):
         if kinds[v] != _OP:
             continue
         for k, b in enumerate(node_bufs[v]):
             free = graph.buf_free[b]
-            if up.reaches(v, b, free, forward_bound=True):
-                up.proven.add((v, b))
+            if _next_to(succs[v], b, free, proven) or up.reaches(v, b, free, forward_bound=True):
+                proven.add((v, b))
             else:
                 problems.append((v, k, f"node {ids[v]} uses buffer {buf_ids[b]} but the edges do not "
                                        f"order it before FREE node {ids[free]}"))

@@ -82,9 +82,12 @@ def parse_graph_json(text: str, name: str, core: Core = CONTEST) -> KernelGraph:
     records = [_record(node, f"node #{i}") for i, node in enumerate(data["Nodes"])]
     edges = []
     for e in data["Edges"]:
-        if not isinstance(e, list) or len(e) != 2:
+        if type(e) is not list or len(e) != 2:
             raise GraphError(f"edge {json.dumps(e)}: expected [src, dst]")
-        edges.append((_int(e[0], "edge source"), _int(e[1], "edge target")))
+        s, d = e
+        if type(s) is not int or type(d) is not int:
+            s, d = _int(s, "edge source"), _int(d, "edge target")
+        edges.append((s, d))
     return build_graph(name, records, edges, core)
 
 
