@@ -7,7 +7,8 @@ written without their type (they are defined earlier in the block). Neither fits
 declarative `assembly_format` without changing that text (xDSL's `attr-dict` prints
 `id = 5 : i64`; an operand needs `type($x)` or a type inferable from its constraint),
 so the node ops parse and print themselves with these helpers. Printing by hand is
-also the fast path for kernels of 10^5 ops (see `ops.py`).
+also the fast path for kernels of 10^5 ops (numbers in `ops.py`): fixed text goes out
+in as few `print_string` calls as the SSA names allow.
 """
 
 from __future__ import annotations

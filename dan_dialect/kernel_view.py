@@ -9,6 +9,8 @@ This is the only module that converts IR <-> arrays; both directions are O(n + e
   the dan.spill_in)`; `plan.offsets` comes from the `dan.alloc` offsets (None when no
   alloc has one). Edges are the `after(...)` tokens of the non-spill nodes; tokens
   of spill nodes are implied by MODEL.md's spill edges and are not graph edges.
+  Ops that are not node ops (`NodeOp`) are left out, and so are waits for their tokens.
+  Tier and pipe names become indices of the kernel's target (`Core.tiers`, `Core.pipes`).
 - `build_kernel`: the inverse. Block order = `plan.order`; spill k gets node ids
   `graph.spill_id_base + 2k` and `+ 1`; a spill_out waits for every node that touched
   its buffer since the buffer's last placement, a spill_in for its spill_out.

@@ -6,8 +6,11 @@ Each op lives directly in a `dan.kernel` (`InKernel`), carries a non-negative no
 and keeps its local invariants in `verify_` (a non-negative cycle count, a spill_in of
 the type it brings back); what depends on the hardware (tier and pipe names,
 capacities) is in `verify_on_target`. Buffer flow across ops is the kernel verifier's.
-The custom assembly (`assembly.py`) keeps the text short and prints about 3x faster
-than xDSL's generic printer, which matters for kernels of 10^5 ops.
+The custom assembly (`assembly.py`) keeps today's text, which no declarative format
+can write (see there), and is the fast path for kernels of 10^5 ops: printing 40k
+`dan.free` ops took 1.4 s of CPU, against 2.3 s for a declarative op with the same
+operands and properties (`$source (`after` `(` $after^ `)`)? `id` $id attr-dict `:`
+type($source)`, which must also print the buffer type).
 """
 
 from __future__ import annotations
