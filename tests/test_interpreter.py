@@ -11,7 +11,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.parser import Parser
 
-from dan.dialect.dialect import Dan, KernelOp
+from dan.dialect.dialect import Dan, KernelOp, TargetAttr
 from dan.dialect.graph import ALLOC, FREE, KernelGraph, Plan
 from dan.dialect.interpreter import execute_kernel
 from dan.dialect.kernel_view import build_kernel, kernels, view_kernel
@@ -278,4 +278,33 @@ def test_random_plans_interpret_like_replay(seed: int, target: Core) -> None:
 def test_random_order_only_plans_interpret_like_replay(seed: int) -> None:
     g = random_kernel(100 + seed, ops=80)
     kernel = build_kernel(g, Plan(random_order(g, random.Random(seed))), CONTEST)
+    check_against_replay(kernel)
+
+
+def test_a_core_with_its_own_tiers_and_pipes_interprets_like_replay() -> None:
+    """A second vector unit runs beside the first; spills go through the core's own pipes
+    (LOAD brings back, STORE writes out), and the second buffer tier counts in the peak."""
+    core = Core(
+        "twovec", (4096, 1024, 256, 256, 512, 64), (0, 1, 5), tiers=("L1", "UB", "L0A", "L0B", "L0C", "UB2"),
+        pipes=("LOAD", "STORE", "CUBE", "VECTOR", "VECTOR2"), dma_pipes=frozenset({"LOAD", "STORE"}),
+        spill_out_pipe=1, spill_in_pipe=0,
+    )
+    attrs = f"attributes {{target = {TargetAttr(core)}}} "
+    kernel = parse_kernel(
+        "%a, %ta = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<UB2, 32>\n"
+        "%b, %tb = dan.alloc {id = 1, buf = 1, offset = 32} : !dan.buf<UB2, 32>\n"
+        '%t2 = dan.compute "EXP" on VECTOR cycles(40) bufs(%a) after(%ta) {id = 2}\n'
+        '%t3 = dan.compute "EXP" on VECTOR2 cycles(30) bufs(%b) after(%tb) {id = 3}\n'
+        "%so = dan.spill_out %b after(%t3) {id = 6}\n"
+        "%b2, %si = dan.spill_in %b after(%so) {id = 7, offset = 32}\n"
+        "%t4 = dan.free %a after(%t2) {id = 4}\n"
+        "%t5 = dan.free %b2 after(%t3) {id = 5}",
+        attrs,
+    )
+    run = execute_kernel(kernel)
+    # EXP on VECTOR2 ends at 30; the spill out (STORE) takes ceil(32 / 0.5) + 150 = 214
+    # cycles, then the spill in (LOAD) another 214; EXP on VECTOR ends at 40 in parallel.
+    assert run.times[3] == (0, 30) and run.times[2] == (0, 40)
+    assert run.times[6] == (30, 244) and run.times[7] == (244, 458)
+    assert run.metrics.peak_l1_ub == 64 and run.metrics.makespan == 458
     check_against_replay(kernel)
