@@ -29,7 +29,9 @@ class _DefinedType:
     """The type argument of `Parser.resolve_operand` for an operand written without its
     type: equal to every type, so the operand resolves to the value defined earlier
     whatever its type (the caller checks it), and an undefined name becomes a forward
-    reference, which the caller reports as a use before definition."""
+    reference, which the caller reports as a use before definition. (xDSL compares
+    `defined.type != type`; a type attribute does not know this class, so Python asks
+    `_DefinedType.__ne__`.)"""
 
     def __eq__(self, other: object) -> bool:
         return True

@@ -4,8 +4,8 @@ The block has no terminator and is isolated from above; its invariants are check
 `kernel_verifier.verify_kernel`. The assembly is `$sym_name attr-dict-with-keyword
 $body`, written by hand because xDSL's declarative format reads `{}` as a region
 without a block and prints an empty block with its label, where a kernel has its one
-(possibly empty) block and prints `{}`. The target (`#dan.target<...>`) is the discardable
-attribute `target`; a kernel without it runs on `contest`.
+(possibly empty) block and prints `{}`. The target (`#dan.target<...>`) is the
+discardable attribute `target`; a kernel without it runs on `contest`.
 """
 
 from __future__ import annotations

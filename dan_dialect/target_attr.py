@@ -87,7 +87,9 @@ class TargetAttr(Data[Core]):
 
 def _parse_value(parser: AttrParser, key: str) -> object:
     if key in _LISTS:
-        return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, lambda: parser.parse_identifier("name expected"))
+        return parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: parser.parse_identifier("tier or pipe name expected")
+        )
     if key in _PIPE_NAMES:
         return parser.parse_identifier("pipe name expected")
     if key == "rate":
@@ -132,7 +134,8 @@ def _fields_text(t: Core) -> str:
         parts += [f"tiers = [{', '.join(t.tiers)}]", f"l0 = [{', '.join(t.tiers[i] for i in t.l0_tiers)}]"]
     parts += [f"{tier} = {t.capacity[i]}" for i, tier in enumerate(t.tiers)]
     parts.append(f"peak = [{', '.join(t.tiers[i] for i in t.peak_tiers)}]")
-    if (t.pipes, t.dma_pipes, t.spill_out_pipe, t.spill_in_pipe) != (d.pipes, d.dma_pipes, d.spill_out_pipe, d.spill_in_pipe):
+    pipe_set = (t.pipes, t.dma_pipes, t.spill_out_pipe, t.spill_in_pipe)
+    if pipe_set != (d.pipes, d.dma_pipes, d.spill_out_pipe, d.spill_in_pipe):
         parts += [
             f"pipes = [{', '.join(t.pipes)}]", f"dma = [{', '.join(p for p in t.pipes if p in t.dma_pipes)}]",
             f"spill_out = {t.pipes[t.spill_out_pipe]}", f"spill_in = {t.pipes[t.spill_in_pipe]}",

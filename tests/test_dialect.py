@@ -416,7 +416,10 @@ def test_core_with_other_tiers_and_pipes_round_trips() -> None:
 
 
 def test_fields_may_come_in_any_order_and_default_like_a_target_file() -> None:
-    attr = '#dan.target<"v2", pipes = [MTE1, MTE2, MTE3, FIXP, CUBE, VECTOR, VECTOR2], L1 = 1, UB = 1, L0A = 1, L0B = 1, L0C = 1>'
+    attr = (
+        '#dan.target<"v2", pipes = [MTE1, MTE2, MTE3, FIXP, CUBE, VECTOR, VECTOR2], '
+        "L1 = 1, UB = 1, L0A = 1, L0B = 1, L0C = 1>"
+    )
     (kernel,) = kernels(parse(kernel_text("", f"attributes {{target = {attr}}} ")))
     t = kernel.target
     assert t.pipes[-1] == "VECTOR2" and t.dma_pipes == CONTEST.dma_pipes and t.spill_out_pipe == CONTEST.spill_out_pipe
@@ -439,8 +442,14 @@ def test_kernel_names_are_checked_against_its_own_core() -> None:
     assert '%t1 = dan.compute "EXP" on VECTOR2 cycles(4) bufs(%b0) after(%t0) {id = 1}' in show(rebuilt)
     assert view_kernel(rebuilt).plan == view.plan
     for body, message in [
-        (body.replace("UB2, 2048", "UB2, 4096"), "dan.alloc (node 0): buffer 0 of size 4096 exceeds UB2 capacity 2048 of target twovec"),
-        (body.replace("VECTOR2", "MTE2"), "dan.compute (node 1): pipe MTE2 is not a compute pipe (CUBE, VECTOR, VECTOR2); data movement uses dan.dma"),
+        (
+            body.replace("UB2, 2048", "UB2, 4096"),
+            "dan.alloc (node 0): buffer 0 of size 4096 exceeds UB2 capacity 2048 of target twovec",
+        ),
+        (
+            body.replace("VECTOR2", "MTE2"),
+            "dan.compute (node 1): pipe MTE2 is not a compute pipe (CUBE, VECTOR, VECTOR2); data movement uses dan.dma",
+        ),
     ]:
         with pytest.raises(VerifyException) as info:
             parse(kernel_text(body, attrs)).verify()
