@@ -12,7 +12,7 @@ from dan.passes.pipeline.pass_options import embed_options, embedded_options
 
 @embed_options(MpasOptions)
 class MpasPass(PlanningPass):
-    """Reorder each kernel by the MPAS key (see `dan.passes.dan.mpas_order`). Options:
+    """Reorder each kernel by the MPAS key (see `dan.passes.dan.mpas_search`). Options:
     the fields of `MpasOptions` (`mpas{policy=balanced-locality l0-rule=false}`)."""
 
     name = "mpas"
