@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from dan.dialect.graph_lifetimes import check_lifetimes
 from dan.dialect.target import CONTEST, LIMIT, Core
@@ -115,6 +115,17 @@ class Plan:
     order: list[int]
     offsets: list[int] | None = None
     spills: list[tuple[int, int]] = field(default_factory=list)
+
+
+@dataclass
+class KernelView:
+    """A kernel as arrays: its graph, its current plan and the core it runs on."""
+
+    graph: KernelGraph
+    plan: Plan
+    target: Core
+    ops: list[Any] = field(default_factory=list, repr=False)
+    """When viewed from IR: the node op of each node index (spill nodes: n + 2k (+1))."""
 
 
 def build_graph(

@@ -30,22 +30,12 @@ from xdsl.dialects.builtin import DenseArrayBase, IntAttr, IntegerAttr, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from dan.dialect.attributes import TOKEN, BufType, PipeAttr
-from dan.dialect.graph import ALLOC, FREE, GraphError, KernelGraph, NodeRecord, Plan, build_graph
+from dan.dialect.graph import ALLOC, FREE, GraphError, KernelGraph, KernelView, NodeRecord, Plan, build_graph
 from dan.dialect.kernel_op import KernelOp
 from dan.dialect.node_op import NodeOp
 from dan.dialect.ops import AllocOp, ComputeOp, DmaOp, FreeOp, SpillInOp, SpillOutOp
 from dan.dialect.target import Core
 from dan.dialect.target_attr import TargetAttr
-
-
-@dataclass
-class KernelView:
-    """A kernel as arrays; `ops[v]` is the op of node index v (spill nodes: n + 2k (+1))."""
-
-    graph: KernelGraph
-    plan: Plan
-    target: Core
-    ops: list[NodeOp] = field(default_factory=list, repr=False)
 
 
 def kernels(module: ModuleOp) -> list[KernelOp]:

@@ -137,7 +137,7 @@ class _Run:
 
     def plan(self, p: Any) -> None:
         """Run one planning pass on every kernel's arrays."""
-        from dan.dialect.kernel_view import KernelView
+        from dan.dialect.graph import KernelView
         from dan.passes.pipeline.kernel_rewrite import plan_arrays
 
         for i, k in enumerate(self.arrays()):

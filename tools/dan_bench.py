@@ -27,6 +27,7 @@ from dan.dialect.graph import KernelGraph, Plan, input_order
 from dan.dialect.replay import Metrics, order_peaks, replay
 from dan.dialect.target import Core, load_target
 from dan.lowering.atomic import atomic_write_all
+from dan.lowering.frontends import as_viewed
 from dan.lowering.graph_files import read_graph
 from dan.passes.pipeline.named import BASELINE_LAYOUT, PIPELINES
 from dan.tools.cli import USER_ERRORS, CliError, one_line, run
@@ -63,7 +64,7 @@ def planning_passes(spec: str) -> list:
 
 def run_method(method: str, graph: KernelGraph, target: Core) -> Run:
     """Plan `graph` with the named pipeline `method`, timing each pass, and replay it."""
-    from dan.dialect.kernel_view import KernelView
+    from dan.dialect.graph import KernelView
     from dan.passes.pipeline.kernel_rewrite import plan_arrays
 
     if method not in PIPELINES:
@@ -85,7 +86,7 @@ def run_method(method: str, graph: KernelGraph, target: Core) -> Run:
 def dan_variants(graph: KernelGraph, order: Plan, laid: Plan, target: Core) -> dict[str, Metrics]:
     """Tables 4 and 5: the MPAS order laid out by `dlr` (`laid`) and by the baselines'
     layout, and `laid` after the wide event-moving CPE that `tune` runs."""
-    from dan.dialect.kernel_view import KernelView
+    from dan.dialect.graph import KernelView
     from dan.passes.dan.cpe_reorder import cpe
     from dan.passes.pipeline.kernel_rewrite import plan_arrays
     from dan.passes.search.tune_options import WIDE_CPE
@@ -273,7 +274,7 @@ def plan_workloads(
     for path in paths:
         t0 = time.perf_counter()
         try:
-            graph = read_graph(path)
+            graph, _ = as_viewed(read_graph(path, target), target)
             if graph.name in graphs:
                 raise CliError(f"another workload is named '{graph.name}'")
             results[graph.name] = {m: run_method(m, graph, target) for m in methods}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dan.dialect.graph import Plan
-from dan.dialect.kernel_view import KernelView
+from dan.dialect.graph import KernelView
 from dan.passes.baselines.baseline_orders import ORDER_BASELINES
 from dan.passes.baselines.cosma_plan import cosma_plan
 from dan.passes.baselines.hmcos_order import HmcosOptions, hmcos_order

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dan.dialect.graph import Plan
-from dan.dialect.kernel_view import KernelView
+from dan.dialect.graph import KernelView
 from dan.passes.dan.dlr_layout import dlr
 from dan.passes.dan.dlr_options import SPEC, DlrOptions
 from dan.passes.pipeline.kernel_rewrite import PlanningPass, original_order

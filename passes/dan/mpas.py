@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dan.dialect.graph import Plan
-from dan.dialect.kernel_view import KernelView
+from dan.dialect.graph import KernelView
 from dan.passes.dan.mpas_options import MpasOptions
 from dan.passes.dan.mpas_search import mpas
 from dan.passes.pipeline.kernel_rewrite import PlanningPass

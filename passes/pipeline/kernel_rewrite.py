@@ -11,15 +11,16 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
-from dan.dialect.graph import Plan
-from dan.dialect.kernel_view import KernelView, build_kernel, kernels, view_kernel
+from dan.dialect.graph import KernelView, Plan
+
+if TYPE_CHECKING:  # the IR side is imported only when a pass runs on IR
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import ModuleOp
 
 
 class PlanningPass(ModulePass, ABC):
@@ -48,6 +49,10 @@ def plan_arrays(view: KernelView, passes: Sequence[PlanningPass]) -> KernelView:
 
 def replan(module: ModuleOp, passes: Sequence[PlanningPass]) -> None:
     """Run `passes` in order on every kernel of `module`, rewriting each kernel once."""
+    from xdsl.rewriter import Rewriter
+
+    from dan.dialect.kernel_view import build_kernel, kernels, view_kernel
+
     for kernel in kernels(module):
         start = view_kernel(kernel)
         view = plan_arrays(start, passes)

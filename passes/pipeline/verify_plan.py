@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from xdsl.utils.exceptions import PassFailedException
 
 from dan.dialect.graph import Plan
-from dan.dialect.kernel_view import KernelView
+from dan.dialect.graph import KernelView
 from dan.dialect.replay import replay
 from dan.passes.pipeline.kernel_rewrite import PlanningPass
 

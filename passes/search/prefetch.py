@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dan.dialect.graph import Plan
-from dan.dialect.kernel_view import KernelView
+from dan.dialect.graph import KernelView
 from dan.passes.pipeline.kernel_rewrite import PlanningPass, original_order
 from dan.passes.pipeline.pass_options import embed_options, embedded_options
 from dan.passes.search.prefetch_options import PrefetchOptions
