@@ -3,7 +3,9 @@
 A target names every tier's capacity (in the graph's size units), the tiers counted
 in the peak metric, and the spill cost model
 `cycles(size) = ceil(size / spill_units_per_cycle) + spill_startup`.
-Tiers and pipes are fixed enumerations; a target only sets their parameters.
+A target also owns its tier and pipe sets (which pipes move data, which run the
+spills, which tiers keep the L0 rule); the defaults are the contest core's, so a core
+with another tier set or a second vector unit is only a target file.
 """
 
 from __future__ import annotations
@@ -14,16 +16,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-TIERS: tuple[str, ...] = ("L1", "UB", "L0A", "L0B", "L0C")
-TIER_INDEX: dict[str, int] = {t: i for i, t in enumerate(TIERS)}
-L0_TIERS: tuple[int, ...] = (TIER_INDEX["L0A"], TIER_INDEX["L0B"], TIER_INDEX["L0C"])
-
-PIPES: tuple[str, ...] = ("MTE1", "MTE2", "MTE3", "FIXP", "CUBE", "VECTOR")
-PIPE_INDEX: dict[str, int] = {p: i for i, p in enumerate(PIPES)}
-DMA_PIPES: frozenset[str] = frozenset({"MTE1", "MTE2", "MTE3", "FIXP"})
-COMPUTE_PIPES: frozenset[str] = frozenset({"CUBE", "VECTOR"})
-SPILL_OUT_PIPE: int = PIPE_INDEX["MTE3"]
-SPILL_IN_PIPE: int = PIPE_INDEX["MTE2"]
+# The contest core's tier and pipe sets: the defaults of every `Core`.
+_TIERS: tuple[str, ...] = ("L1", "UB", "L0A", "L0B", "L0C")
+_L0_TIERS: tuple[int, ...] = (2, 3, 4)
+_PIPES: tuple[str, ...] = ("MTE1", "MTE2", "MTE3", "FIXP", "CUBE", "VECTOR")
+_DMA_PIPES: frozenset[str] = frozenset({"MTE1", "MTE2", "MTE3", "FIXP"})
+_SPILL_OUT_PIPE, _SPILL_IN_PIPE = 2, 1  # MTE3, MTE2
 
 
 LIMIT = 1 << 62
@@ -49,23 +47,23 @@ class Core:
     name: str
     capacity: tuple[int, ...]
     """Capacity per tier, indexed like `tiers`."""
-    peak_tiers: tuple[int, ...] = (TIER_INDEX["L1"], TIER_INDEX["UB"])
-    """Tiers whose residency the peak metric adds up."""
+    peak_tiers: tuple[int, ...] = (0, 1)
+    """Tiers whose residency the peak metric adds up (default: L1 and UB)."""
     spill_units_per_cycle: float = 0.5
     """DDR bandwidth of a spill transfer, in size units per cycle."""
     spill_startup: int = 150
     """Fixed cycles of every spill transfer."""
-    tiers: tuple[str, ...] = TIERS
+    tiers: tuple[str, ...] = _TIERS
     """Tier names."""
-    pipes: tuple[str, ...] = PIPES
+    pipes: tuple[str, ...] = _PIPES
     """Pipe names."""
-    dma_pipes: frozenset[str] = DMA_PIPES
+    dma_pipes: frozenset[str] = _DMA_PIPES
     """Pipes that move data (`dan.dma`); the others compute (`dan.compute`)."""
-    l0_tiers: tuple[int, ...] = L0_TIERS
+    l0_tiers: tuple[int, ...] = _L0_TIERS
     """Tiers where the order-only L0 rule allows one live buffer at a time."""
-    spill_out_pipe: int = SPILL_OUT_PIPE
+    spill_out_pipe: int = _SPILL_OUT_PIPE
     """Pipe that runs SPILL_OUT."""
-    spill_in_pipe: int = SPILL_IN_PIPE
+    spill_in_pipe: int = _SPILL_IN_PIPE
     """Pipe that runs SPILL_IN."""
 
     @cached_property
@@ -84,12 +82,12 @@ class Core:
         """The target-file form (`target_from_json` reads it back); the tier and pipe
         sets appear only when they are not the contest core's."""
         data: dict[str, object] = {"name": self.name}
-        if self.tiers != TIERS or self.l0_tiers != L0_TIERS:
+        if self.tiers != _TIERS or self.l0_tiers != _L0_TIERS:
             data["tiers"] = list(self.tiers)
             data["l0_tiers"] = [self.tiers[i] for i in self.l0_tiers]
         data["capacity"] = {t: self.capacity[i] for i, t in enumerate(self.tiers)}
         data["peak_tiers"] = [self.tiers[i] for i in self.peak_tiers]
-        if (self.pipes, self.dma_pipes, self.spill_out_pipe, self.spill_in_pipe) != (PIPES, DMA_PIPES, SPILL_OUT_PIPE, SPILL_IN_PIPE):
+        if (self.pipes, self.dma_pipes, self.spill_out_pipe, self.spill_in_pipe) != (_PIPES, _DMA_PIPES, _SPILL_OUT_PIPE, _SPILL_IN_PIPE):
             data["pipes"] = list(self.pipes)
             data["dma_pipes"] = [p for p in self.pipes if p in self.dma_pipes]
             data["spill_out_pipe"] = self.pipes[self.spill_out_pipe]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from dan.dialect.graph import ALLOC, FREE, KernelGraph, NodeRecord, build_graph
-from dan.dialect.target import PIPES, TIERS
+from dan.dialect.target import CONTEST, Core
 
 # (output tier, op name, pipe, input tiers): the data paths of a Davinci-like core.
 _STEPS = (
@@ -34,7 +34,7 @@ def random_kernel(seed: int, ops: int = 40, name: str | None = None, reuse: floa
     rng = random.Random(seed)
     records: list[NodeRecord] = []
     edges: list[tuple[int, int]] = []
-    live: dict[str, list[int]] = {t: [] for t in TIERS}  # tier -> buffer ids with data
+    live: dict[str, list[int]] = {t: [] for t in CONTEST.tiers}  # tier -> buffer ids with data
     writers: dict[int, int] = {}  # buffer -> last node writing it
     users: dict[int, list[int]] = {}
     info: dict[int, tuple[int, str]] = {}
@@ -87,8 +87,9 @@ def random_kernel(seed: int, ops: int = 40, name: str | None = None, reuse: floa
     return build_graph(name or f"random_{seed}", records, edges)
 
 
-def join_graphs(graphs: list[KernelGraph], name: str) -> KernelGraph:
-    """The graphs side by side as one kernel: ids and buffer ids shifted per copy."""
+def join_graphs(graphs: list[KernelGraph], name: str, core: Core = CONTEST) -> KernelGraph:
+    """The graphs (built for `core`) side by side as one kernel: ids and buffer ids
+    shifted per copy."""
     records: list[NodeRecord] = []
     edges: list[tuple[int, int]] = []
     id_shift = buf_shift = 0
@@ -98,14 +99,14 @@ def join_graphs(graphs: list[KernelGraph], name: str) -> KernelGraph:
             if k in (ALLOC, FREE):
                 b = g.node_bufs[v][0]
                 records.append(NodeRecord(g.node_ids[v] + id_shift, g.ops[v], buf=g.buf_ids[b] + buf_shift,
-                                          size=g.buf_size[b], tier=TIERS[g.buf_tier[b]]))
+                                          size=g.buf_size[b], tier=core.tiers[g.buf_tier[b]]))
             else:
-                records.append(NodeRecord(g.node_ids[v] + id_shift, g.ops[v], pipe=PIPES[g.pipes[v]], cycles=g.cycles[v],
+                records.append(NodeRecord(g.node_ids[v] + id_shift, g.ops[v], pipe=core.pipes[g.pipes[v]], cycles=g.cycles[v],
                                           bufs=tuple(g.buf_ids[b] + buf_shift for b in g.node_bufs[v])))
         edges.extend((g.node_ids[u] + id_shift, g.node_ids[v] + id_shift) for u, v in g.edges())
         id_shift += max(g.node_ids) + 1
         buf_shift += max(g.buf_ids, default=-1) + 1
-    return build_graph(name, records, edges)
+    return build_graph(name, records, edges, core)
 
 
 def tiled_matmul(m: int, n: int, k: int, tile: int = 128, name: str | None = None) -> KernelGraph:
