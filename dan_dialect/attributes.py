@@ -20,6 +20,11 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 
+def wrap_hint(value: int) -> str:
+    """Why a value the user wrote as a large positive number reads as negative."""
+    return " (i64 values of 2^63 or more wrap to negative; ids, sizes and cycles stay below 2^62)" if value < -(1 << 62) else ""
+
+
 @irdl_attr_definition
 class TokenType(ParametrizedAttribute, TypeAttribute):
     """Completion of one node: `!dan.token`."""
@@ -99,4 +104,4 @@ class BufType(ParametrizedAttribute, TypeAttribute):
 
     def verify(self) -> None:
         if self.size < 0:
-            raise VerifyException(f"buffer size must be non-negative, got {self.size}")
+            raise VerifyException(f"buffer size must be non-negative, got {self.size}{wrap_hint(self.size)}")

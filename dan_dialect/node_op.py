@@ -20,6 +20,7 @@ from xdsl.ir import SSAValue
 from xdsl.irdl import IRDLOperation, prop_def
 from xdsl.utils.exceptions import VerifyException
 
+from dan.dialect.attributes import wrap_hint
 from dan.dialect.target import Core
 
 
@@ -56,7 +57,7 @@ class NodeOp(IRDLOperation):
 
     def verify_(self) -> None:
         if self.node_id < 0:
-            raise VerifyException(f"{self.describe()}: node id must be non-negative")
+            raise VerifyException(f"{self.describe()}: node id must be non-negative{wrap_hint(self.node_id)}")
 
     def verify_on_target(self, target: Core) -> None:
         """Checks against the kernel's hardware (tier and pipe names, capacities)."""

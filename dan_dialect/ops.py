@@ -44,7 +44,7 @@ from dan.dialect.assembly import (
     print_values,
     string_literal_text,
 )
-from dan.dialect.attributes import TOKEN, BufType, PipeAttr, TokenType
+from dan.dialect.attributes import TOKEN, BufType, PipeAttr, TokenType, wrap_hint
 from dan.dialect.kernel_op import KernelOp
 from dan.dialect.node_op import NodeOp
 from dan.dialect.target import Core
@@ -326,7 +326,7 @@ class _WorkOp(NodeOp):
         super().verify_()
         desc = self.describe()
         if self.cycles < 0:
-            raise VerifyException(f"{desc}: negative cycles {self.cycles}")
+            raise VerifyException(f"{desc}: negative cycles {self.cycles}{wrap_hint(self.cycles)}")
         if not self.op_name:
             raise VerifyException(f"{desc}: empty operation name")
         if self.op_name in RESERVED_OP_NAMES:

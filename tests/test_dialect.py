@@ -180,6 +180,10 @@ INVALID = {
     ),
     "negative cycles": ('%t = dan.dma "X" on MTE2 cycles(-5) {id = 0}', "dan.dma (node 0): negative cycles -5"),
     "negative id": ('%t = dan.dma "X" on MTE2 cycles(5) {id = -1}', "dan.dma (node -1): node id must be non-negative"),
+    "id of 2^63": ('%t = dan.dma "X" on MTE2 cycles(5) {id = 9223372036854775808}',
+                   "dan.dma (node -9223372036854775808): node id must be non-negative (i64 values of 2^63 or more wrap to negative; ids, sizes and cycles stay below 2^62)"),
+    "cycles of 2^63": ('%t = dan.dma "X" on MTE2 cycles(9223372036854775808) {id = 0}',
+                       "dan.dma (node 0): negative cycles -9223372036854775808 (i64 values of 2^63 or more wrap to negative; ids, sizes and cycles stay below 2^62)"),
     "reserved name": (
         '%t = dan.compute "FREE" on CUBE cycles(1) {id = 0}',
         "dan.compute (node 0): operation name 'FREE' is reserved for dan.alloc, dan.free and dan.spill_*",
