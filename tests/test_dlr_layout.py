@@ -13,7 +13,6 @@ import dataclasses
 import json
 import random
 import re
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -652,17 +651,13 @@ def test_real_workloads_under_heavy_pressure_stay_valid(
         planned(graph, CONTEST, topological_order(graph), base)
 
 
-def test_ten_matmuls_side_by_side_in_well_under_a_second(
+def test_ten_matmuls_side_by_side_stay_valid(
     workloads: dict[str, tuple[KernelGraph, list[int], dict[str, int]]],
 ) -> None:
-    """41,600 nodes (per-copy golden orders concatenated), CPU time, best of two."""
+    """41,600 nodes (per-copy golden orders concatenated); speed is measured by
+    `python -m dan.tools.speed`, not here."""
     one, base = workloads["Matmul_Case0"][:2]
     graph = join_graphs([one] * 10, "matmul_x10")
     order = [k * one.n + v for k in range(10) for v in base]
-    best = float("inf")
-    for _ in range(2):
-        start = time.process_time()
-        plan = dlr(graph, order, CONTEST)
-        best = min(best, time.process_time() - start)
-    assert best < 1.0
+    plan = dlr(graph, order, CONTEST)
     assert replay(graph, plan, CONTEST).valid

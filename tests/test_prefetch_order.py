@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import time
 from pathlib import Path
 
 import pytest
@@ -296,14 +295,13 @@ def test_flash_attention_loads_overlap() -> None:
 
 
 def test_scale_ten_matmuls_side_by_side() -> None:
-    """41,600 nodes in well under a second (concatenated per-copy MPAS orders)."""
+    """41,600 nodes (concatenated per-copy MPAS orders) stay valid; speed is measured
+    by `python -m dan.tools.speed`, not here."""
     one = read_graph(workload("Matmul_Case0"))
     graph = join_graphs([one] * 10, "matmul_x10")
     base = mpas(one, CONTEST)
     order = [k * one.n + v for k in range(10) for v in base]
     for options in OPTION_SETS[:2]:
-        start = time.perf_counter()
         out = prefetch(graph, order, CONTEST, options)
-        assert time.perf_counter() - start < 2.0
         metrics = replay(graph, Plan(out), CONTEST)
         assert metrics.valid and metrics.peak_l1_ub <= order_peaks(graph, order, CONTEST)[0]
