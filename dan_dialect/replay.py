@@ -4,7 +4,9 @@ One engine, one scan of the schedule (MODEL.md). The scan checks the order again
 every edge, places and releases buffers (checking bounds, overlap and residency),
 derives the spill edges and the address-reuse edges, and times every node by the
 timing rule (`dan.dialect.timing`): start once every predecessor has finished and the
-node's pipe is free.
+node's pipe is free. Asked to (`edges=True`), it also hands back every node's
+predecessor list, the plan's precedence graph of `dan.dialect.plan_edges`, in the
+order that module describes: this scan is the one derivation of those edges.
 The first broken invariant makes the plan invalid and is reported with its kind.
 """
 
@@ -15,9 +17,9 @@ from dataclasses import asdict, dataclass, field
 from sortedcontainers import SortedList
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
-from dan.dialect.plan_edges import AddressOwners
+from dan.dialect.address_owners import AddressOwners
 from dan.dialect.target import Core
-from dan.dialect.timing import claim_pipe
+from dan.dialect.timing import claim_pipe, ready_time
 
 
 @dataclass
@@ -53,11 +55,13 @@ class Metrics:
     makespan: int
     start: list[int] = field(default_factory=list, repr=False)
     finish: list[int] = field(default_factory=list, repr=False)
+    preds: list[list[int]] = field(default_factory=list, repr=False)
+    """Predecessors of every plan node (`dan.dialect.plan_edges`); only with `edges=True`."""
 
     def summary(self) -> dict[str, object]:
         d = asdict(self)
-        d.pop("start")
-        d.pop("finish")
+        for timing in ("start", "finish", "preds"):
+            d.pop(timing)
         d["violation"] = None if self.violation is None else asdict(self.violation)
         return d
 
@@ -115,8 +119,9 @@ def node_name(graph: KernelGraph, plan: Plan, v: int) -> str:
     return f"{kind} {graph.spill_id_base + k} (buffer {graph.buf_ids[b]})"
 
 
-def replay(graph: KernelGraph, plan: Plan, target: Core) -> Metrics:
-    """Replay `plan` on `graph` for `target` (MODEL.md); never raises for a bad plan."""
+def replay(graph: KernelGraph, plan: Plan, target: Core, edges: bool = False) -> Metrics:
+    """Replay `plan` on `graph` for `target` (MODEL.md); never raises for a bad plan.
+    With `edges`, a valid plan's metrics carry its precedence graph (`Metrics.preds`)."""
     n = graph.n
     total = n + 2 * len(plan.spills)
     traffic = sum(
@@ -124,18 +129,25 @@ def replay(graph: KernelGraph, plan: Plan, target: Core) -> Metrics:
     )
     peak, peaks, l0_ok = order_peaks(graph, plan.order, target)
     metrics = Metrics(True, None, peak, dict(zip(target.tiers, peaks)), l0_ok, len(plan.spills), traffic, 0)
+    preds = [list(ps) for ps in graph.preds] + [[] for _ in range(total - n)] if edges else None
     try:
-        start, finish = _scan(graph, plan, target, total)
+        start, finish = _scan(graph, plan, target, total, preds)
     except _Invalid as e:
         metrics.valid = False
         metrics.violation = e.violation
         return metrics
     metrics.start, metrics.finish = start, finish
+    if preds is not None:
+        metrics.preds = preds
     metrics.makespan = max(finish, default=0)
     return metrics
 
 
-def _scan(graph: KernelGraph, plan: Plan, target: Core, total: int) -> tuple[list[int], list[int]]:
+def _scan(
+    graph: KernelGraph, plan: Plan, target: Core, total: int, edges: list[list[int]] | None
+) -> tuple[list[int], list[int]]:
+    """(start, finish) of every plan node; with `edges` (the graph's own edges, then
+    empty lists for the spill nodes) the spill and reuse edges are added to it."""
     n = graph.n
     order = plan.order
     if len(order) != total:
@@ -169,12 +181,15 @@ def _scan(graph: KernelGraph, plan: Plan, target: Core, total: int) -> tuple[lis
     occupant = [AddressOwners(c) for c in cap]  # which placement last held each address
     released_by: dict[int, int] = {}  # placement node -> its release node
     offsets = plan.offsets
+    record = edges is not None and layout
+    plan_preds: list[list[int]] = edges if edges is not None else []
+    since: list[list[int]] = [[] for _ in range(nbuf)] if record else []  # b's placement, then its touchers
 
     def name(v: int) -> str:
         return node_name(graph, plan, v)
 
-    def place(b: int, off: int, v: int) -> int:
-        """Make b resident at off for node v; returns the latest finish of reuse predecessors."""
+    def place(b: int, off: int, v: int) -> list[int]:
+        """Make b resident at off for node v; returns its reuse predecessors, sorted."""
         t, s = tier[b], size[b]
         end = off + s
         if off < 0 or end > cap[t]:
@@ -196,11 +211,11 @@ def _scan(graph: KernelGraph, plan: Plan, target: Core, total: int) -> tuple[lis
         resident[b] = True
         placed_at[b] = v
         placed_off[b] = off
-        ready = 0
-        if s:
-            for q in occupant[t].claim(off, end, v):
-                ready = max(ready, finish[released_by[q]])
-        return ready
+        if record:
+            since[b] = [v]
+        if not s:
+            return []
+        return sorted({released_by[q] for q in occupant[t].claim(off, end, v)})
 
     def release(b: int, v: int) -> None:
         if size[b]:
@@ -224,18 +239,29 @@ def _scan(graph: KernelGraph, plan: Plan, target: Core, total: int) -> tuple[lis
                     pv = placed_at[b]
                     if pv >= n and finish[pv] > ready:  # edge from the SPILL_IN
                         ready = finish[pv]
+                if record:
+                    for b in dict.fromkeys(node_bufs[v]):
+                        if placed_at[b] >= n:
+                            plan_preds[v].append(placed_at[b])
+                        since[b].append(v)
             elif k == ALLOC:
                 b = node_bufs[v][0]
                 if layout:
-                    ready = max(ready, place(b, offsets[b], v))  # type: ignore[index]
+                    reuse = place(b, offsets[b], v)  # type: ignore[index]
+                    ready = max(ready, ready_time(reuse, finish))
+                    if record:
+                        plan_preds[v].extend(reuse)
             else:  # FREE
                 b = node_bufs[v][0]
                 if layout:
                     if not resident[b]:
                         raise _Invalid("not-resident", f"{name(v)} frees buffer {graph.buf_ids[b]} while it is spilled out")
                     pv = placed_at[b]
-                    if pv >= n and finish[pv] > ready:
-                        ready = finish[pv]
+                    if pv >= n:  # edge from the SPILL_IN
+                        if finish[pv] > ready:
+                            ready = finish[pv]
+                        if record:
+                            plan_preds[v].append(pv)
                     release(b, v)
             p = pipes[v]
             c = cycles[v]
@@ -246,6 +272,8 @@ def _scan(graph: KernelGraph, plan: Plan, target: Core, total: int) -> tuple[lis
                 if not resident[b] or pos[graph.buf_alloc[b]] > pos[v]:
                     raise _Invalid("bad-spill", f"{name(v)}: buffer {graph.buf_ids[b]} is not resident")
                 ready = touch_finish[b]
+                if record:
+                    plan_preds[v], since[b] = since[b], []
                 release(b, v)
                 p, c = spill_out_pipe, (0 if clean[b] else target.spill_cycles(size[b]))
             else:  # SPILL_IN
@@ -254,7 +282,10 @@ def _scan(graph: KernelGraph, plan: Plan, target: Core, total: int) -> tuple[lis
                     raise _Invalid("edge-violated", f"edge {name(out)} -> {name(v)} violated by the schedule")
                 if resident[b]:
                     raise _Invalid("bad-spill", f"{name(v)}: buffer {graph.buf_ids[b]} is already resident")
-                ready = max(finish[out], place(b, new_off, v))
+                reuse = place(b, new_off, v)
+                ready = max(finish[out], ready_time(reuse, finish))
+                if record:
+                    plan_preds[v] = [out] + [u for u in reuse if u != out]
                 p, c = spill_in_pipe, target.spill_cycles(size[b])
         ready = start[v] = claim_pipe(ready, p, c, pipe_free)
         f = finish[v] = ready + c

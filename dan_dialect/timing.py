@@ -5,9 +5,10 @@ predecessors has finished and its pipe has finished the node issued before it:
 `start = max(finish of predecessors, pipe free time)`, `finish = start + cycles`.
 ALLOC and FREE use no pipe (pipe index < 0) and wait for their predecessors only.
 
-The replay, DLR's scan, `plan_edges` and CPE's timeline differ only in how they find
-a node's predecessors (graph, spill and address-reuse edges); each computes that
-`ready` time itself and lets `claim_pipe` apply the pipe and advance its free time.
+The replay (whose scan also derives `plan_edges`' edges), DLR's scan and CPE's timeline
+differ only in how they find a node's predecessors (graph, spill and address-reuse
+edges); each computes that `ready` time itself and lets `claim_pipe` apply the pipe and
+advance its free time.
 """
 
 from __future__ import annotations

@@ -69,10 +69,10 @@ def cpe(graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions = CpeO
     """A plan with a reordered schedule and a makespan strictly below `plan`'s, or with
     `plan`'s order when none was found; same offsets and spills. Raises CpeError for an
     input plan the replay rejects (`options` are valid by construction, `CpeOptions`)."""
-    before = replay(graph, plan, target)
+    before = replay(graph, plan, target, edges=True)
     if before.violation is not None:
         raise CpeError(f"input plan is not valid ({before.violation.kind}): {before.violation.message}")
-    timeline = Timeline(graph, plan, target, before.start, before.finish)
+    timeline = Timeline(graph, plan, target, before.start, before.finish, before.preds)
     search = Reorder(graph, timeline, options.move_events)
     for _ in range(options.passes):
         if not search.sweep(options.window):

@@ -48,7 +48,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from dan.dialect.graph import KernelGraph, Plan
-from dan.dialect.plan_edges import node_cycles, node_pipes, plan_preds
+from dan.dialect.plan_edges import node_cycles, node_pipes
 from dan.dialect.target import Core
 from dan.dialect.timing import claim_pipe, ready_time
 
@@ -73,9 +73,12 @@ class Timeline:
     v's last successor (-1: none).
     """
 
-    def __init__(self, graph: KernelGraph, plan: Plan, target: Core, start: list[int], finish: list[int]) -> None:
+    def __init__(
+        self, graph: KernelGraph, plan: Plan, target: Core, start: list[int], finish: list[int], preds: list[list[int]]
+    ) -> None:
+        """`start`, `finish` and `preds` are the replay's for `plan` (`replay(..., edges=True)`)."""
         self.order = list(plan.order)
-        self.preds = plan_preds(graph, plan, target)
+        self.preds = preds
         self.cycles = node_cycles(graph, plan, target)
         self.pipes = node_pipes(graph, plan, target)
         size = len(self.order)
