@@ -8,32 +8,33 @@ graph's size units. Nothing here imports xDSL.
 
 from __future__ import annotations
 
-from sortedcontainers import SortedDict
+from bisect import bisect_left, bisect_right
 
 
 class AddressOwners:
     """Per tier, which placement node last occupied each address.
 
-    A map from the first address of each run to the placement owning the run
-    (`-1`: never occupied).
+    Runs as two parallel sorted lists (a tier holds few runs, so plain lists beat a
+    balanced structure): run k covers `[starts[k], starts[k + 1])` and belongs to
+    placement `owners[k]` (`-1`: never occupied).
     """
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self.runs: SortedDict = SortedDict({0: -1})
+        self.starts: list[int] = [0]
+        self.owners: list[int] = [-1]
 
     def claim(self, off: int, end: int, v: int) -> set[int]:
-        """Give `[off, end)` to placement `v`; returns the placements it took it from."""
-        runs = self.runs
-        keys = runs.keys()
-        owners = {runs[keys[runs.bisect_right(off) - 1]]}
-        inside = list(runs.irange(off, end, inclusive=(True, False)))
-        owners.update(runs[k] for k in inside)
-        end_owner = runs[keys[runs.bisect_right(end) - 1]]
-        for k in inside:
-            del runs[k]
-        runs[off] = v
-        if end < self.capacity and end not in runs:
-            runs[end] = end_owner
-        owners.discard(-1)
-        return owners
+        """Give `[off, end)` (non-empty, inside the tier) to placement `v`; returns the
+        placements it took it from."""
+        starts, owners = self.starts, self.owners
+        i = bisect_left(starts, off)
+        j = bisect_left(starts, end)
+        taken = set(owners[bisect_right(starts, off) - 1 : j])
+        if end < self.capacity and (j == len(starts) or starts[j] != end):
+            starts.insert(j, end)
+            owners.insert(j, owners[j - 1])
+        starts[i:j] = [off]
+        owners[i:j] = [v]
+        taken.discard(-1)
+        return taken
