@@ -10,59 +10,77 @@ Ranges are half-open `[start, end)` in the graph's size units. Nothing here impo
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-
-from sortedcontainers import SortedDict, SortedList
+from bisect import bisect_left, bisect_right, insort
 
 
 class FreeSegments:
     """The free ranges `[start, end)` of one tier; touching ranges are merged.
 
-    `by_start` maps start -> end; `by_length` holds `(end - start, start)` for best fit.
+    `starts`/`ends` hold the segments by start; `by_length` holds `(end - start, start)`
+    sorted, for best fit. A tier has few segments, so plain sorted lists (bisect,
+    insert, delete) beat a balanced structure.
     """
 
     def __init__(self, capacity: int) -> None:
-        self.by_start: SortedDict = SortedDict()
-        self.by_length: SortedList = SortedList()
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.by_length: list[tuple[int, int]] = []
         if capacity > 0:
-            self._add(0, capacity)
+            self.starts.append(0)
+            self.ends.append(capacity)
+            self.by_length.append((capacity, 0))
 
-    def _add(self, start: int, end: int) -> None:
-        self.by_start[start] = end
-        self.by_length.add((end - start, start))
-
-    def _remove(self, start: int) -> int:
-        end: int = self.by_start[start]
-        del self.by_start[start]
-        self.by_length.remove((end - start, start))
-        return end
+    @property
+    def by_start(self) -> dict[int, int]:
+        """The free segments as start -> end, by start."""
+        return dict(zip(self.starts, self.ends))
 
     def best_fit(self, footprint: int) -> int | None:
         """Start of the segment with the smallest leftover (lowest start on ties)."""
-        i = self.by_length.bisect_left((footprint, -1))
-        return self.by_length[i][1] if i < len(self.by_length) else None
+        by_length = self.by_length
+        i = bisect_left(by_length, (footprint, -1))
+        return by_length[i][1] if i < len(by_length) else None
 
     def take(self, offset: int, footprint: int) -> None:
         """Mark `[offset, offset + footprint)`, which lies in one free segment, used."""
-        start = self.by_start.keys()[self.by_start.bisect_right(offset) - 1]
-        end = self._remove(start)
-        if start < offset:
-            self._add(start, offset)
-        if offset + footprint < end:
-            self._add(offset + footprint, end)
+        starts, ends, by_length = self.starts, self.ends, self.by_length
+        i = bisect_right(starts, offset) - 1
+        start, end = starts[i], ends[i]
+        del by_length[bisect_left(by_length, (end - start, start))]
+        used = offset + footprint
+        if start < offset:  # the part before stays at index i
+            ends[i] = offset
+            insort(by_length, (offset - start, start))
+            i += 1
+            if used < end:
+                starts.insert(i, used)
+                ends.insert(i, end)
+                insort(by_length, (end - used, used))
+        elif used < end:
+            starts[i] = used
+            insort(by_length, (end - used, used))
+        else:
+            del starts[i]
+            del ends[i]
 
     def give(self, offset: int, footprint: int) -> None:
         """Mark `[offset, offset + footprint)` free, merging it with touching segments."""
+        starts, ends, by_length = self.starts, self.ends, self.by_length
         start, end = offset, offset + footprint
-        i = self.by_start.bisect_left(start)
-        if i > 0:
-            prev = self.by_start.keys()[i - 1]
-            if self.by_start[prev] == start:
-                self._remove(prev)
-                start = prev
-        if end in self.by_start:
-            end = self._remove(end)
-        self._add(start, end)
+        i = bisect_left(starts, start)  # the first segment after the range
+        if i < len(starts) and starts[i] == end:  # merge with the segment after
+            end = ends[i]
+            del by_length[bisect_left(by_length, (end - starts[i], starts[i]))]
+            del starts[i]
+            del ends[i]
+        if i > 0 and ends[i - 1] == start:  # merge with the segment before
+            start = starts[i - 1]
+            del by_length[bisect_left(by_length, (ends[i - 1] - start, start))]
+            ends[i - 1] = end
+        else:
+            starts.insert(i, start)
+            ends.insert(i, end)
+        insort(by_length, (end - start, start))
 
 
 class FreeSince:

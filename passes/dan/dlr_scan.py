@@ -36,6 +36,8 @@ Nothing here imports xDSL.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from dan.dialect.graph import ALLOC, FREE, KernelGraph, Plan
 from dan.dialect.target import Core
 from dan.dialect.timing import pipe_start, ready_time
@@ -117,7 +119,8 @@ class Scan:
 
     def tier_blocks(self, t: int) -> list[tuple[int, int, int]]:
         """Tier t as `(start, end, buffer)` ranges by address; buffer -1 marks free space."""
-        blocks = [(s, e, -1) for s, e in self.free_segments[t].by_start.items()]
+        segments = self.free_segments[t]
+        blocks = [(s, e, -1) for s, e in zip(segments.starts, segments.ends)]
         blocks += [(self.offset[c], self.offset[c] + self.footprint[c], c) for c in self.residents[t]]
         blocks.sort()
         return blocks
@@ -134,7 +137,7 @@ class Scan:
         base, a = self.base, self.alignment
         by_length = segments.by_length
         best: tuple[int, int, int] | None = None
-        for k in range(by_length.bisect_left((fp, -1)), len(by_length)):
+        for k in range(bisect_left(by_length, (fp, -1)), len(by_length)):
             length, start = by_length[k]
             leftover = length - fp
             if fit_first and best is not None and leftover > best[0]:
