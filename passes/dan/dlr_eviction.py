@@ -48,29 +48,31 @@ def _evict_cheapest_window(scan: Scan, t: int, b: int, protected: frozenset[int]
     blocks = scan.tier_blocks(t)
     fp = scan.footprint[b]
     victims = _victims(scan, blocks, t, protected, i)
+    starts = [block[0] for block in blocks]
+    ends = [block[1] for block in blocks]
     stall = scan.options.stall
     hard = stall == _INF
     factor = 1.0 if hard else 1.0 + stall
     base = scan.base
-    released_at = scan.released[t]
+    latest = scan.released[t].latest
     best: tuple[tuple[int, float, float, int, int, int], int, int] | None = None
     head: tuple[int, float, float] | None = None
     lead = (0, 0.0, 0.0)
     count = len(blocks)
     for left in range(count):
-        start = blocks[left][0]
+        start = starts[left]
         limit = start + fp
         live_cost = dead_cost = 0.0
         reuse = _INF
         late, touched, right = base, -1, left
-        while right < count and blocks[right][0] < limit:
+        while right < count and starts[right] < limit:
             victim = victims[right]
             if victim is None:
                 if blocks[right][2] >= 0:
                     break  # a protected buffer
                 if stall and late <= base:
-                    end = blocks[right][1]
-                    r = released_at.latest(blocks[right][0], end if end < limit else limit)
+                    end = ends[right]
+                    r = latest(starts[right], end if end < limit else limit)
                     if r > late:
                         late = r
             else:
@@ -94,9 +96,9 @@ def _evict_cheapest_window(scan: Scan, t: int, b: int, protected: frozenset[int]
             if head is not None and lead > head:
                 break  # adding blocks never lowers these, so this window cannot win
             right += 1
-        if right == left or blocks[right - 1][1] < limit:
+        if right == left or ends[right - 1] < limit:
             continue  # too short, or pruned
-        key = (*lead, touched, blocks[right - 1][1] - start, start)
+        key = (*lead, touched, ends[right - 1] - start, start)
         if best is None or key < best[0]:
             best = (key, left, right)
             head = lead
@@ -119,7 +121,11 @@ def _victims(
     evicting its buffer at position i; None for free space and protected buffers."""
     unit = t in scan.target.l0_tiers
     needs, next_index, last_touch, spill_cost = scan.needs, scan.next_need_index, scan.last_touch, scan.spill_cost
+    touch_finish, out_cycles = scan.touch_finish, scan.out_cycles
     stall = scan.options.stall
+    # the release finish: that of SPILL_OUT(c) if emitted now at the end (timing rule)
+    pipe = scan.target.spill_out_pipe
+    pipe_free = scan.pipe_free[pipe] if pipe >= 0 else 0
     out: list[tuple[float, float, float, int, int] | None] = []
     for _, _, c in blocks:
         if c < 0 or c in protected:
@@ -127,11 +133,15 @@ def _victims(
             continue
         cost = 1.0 if unit else spill_cost[c]
         k = next_index[c]
-        released = scan.release_time(c) if stall else 0
-        if k == len(needs[c]) - 1:
+        released = 0
+        if stall:
+            released = touch_finish[c] if touch_finish[c] > pipe_free else pipe_free
+            released += out_cycles[c]
+        need = needs[c]
+        if k == len(need) - 1:
             out.append((0.0, cost, _INF, last_touch[c], released))
         else:
-            out.append((cost, 0.0, float(needs[c][k] - i), last_touch[c], released))
+            out.append((cost, 0.0, float(need[k] - i), last_touch[c], released))
     return out
 
 

@@ -152,10 +152,6 @@ class Scan:
                     best = key
         return None if best is None else best[2]
 
-    def release_time(self, c: int) -> int:
-        """Finish of SPILL_OUT(c) if emitted now at the end."""
-        return pipe_start(self.touch_finish[c], self.target.spill_out_pipe, self.pipe_free) + self.out_cycles[c]
-
     def run(self) -> Plan:
         graph = self.graph
         kinds, node_bufs, preds, pipes, cycles = graph.kinds, graph.node_bufs, graph.preds, graph.pipes, graph.cycles
