@@ -12,9 +12,8 @@ The first broken invariant makes the plan invalid and is reported with its kind.
 
 from __future__ import annotations
 
+from bisect import bisect_left, insort
 from dataclasses import asdict, dataclass, field
-
-from sortedcontainers import SortedList
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
 from dan.dialect.address_owners import AddressOwners
@@ -177,7 +176,7 @@ def _scan(
     placed_at = [-1] * nbuf  # node index of the current placement (ALLOC or SPILL_IN)
     placed_off = [0] * nbuf
     touch_finish = [0] * nbuf  # latest finish among nodes touching b so far
-    residents = [SortedList() for _ in tiers]  # (offset, end, buffer)
+    residents: list[list[tuple[int, int, int]]] = [[] for _ in tiers]  # sorted (offset, end, buffer)
     occupant = [AddressOwners(c) for c in cap]  # which placement last held each address
     released_by: dict[int, int] = {}  # placement node -> its release node
     offsets = plan.offsets
@@ -198,7 +197,7 @@ def _scan(
                 f"{name(v)}: buffer {graph.buf_ids[b]} at [{off}, {end}) outside {tiers[t]} capacity {cap[t]}",
             )
         res = residents[t]
-        i = res.bisect_left((end, -1, -1))
+        i = bisect_left(res, (end, -1, -1))
         if i and s and res[i - 1][1] > off:
             other = res[i - 1][2]
             raise _Invalid(
@@ -207,7 +206,7 @@ def _scan(
                 f"{graph.buf_ids[other]} at [{res[i - 1][0]}, {res[i - 1][1]}) in {tiers[t]}",
             )
         if s:  # a zero-size buffer occupies no addresses
-            res.add((off, end, b))
+            insort(res, (off, end, b))
         resident[b] = True
         placed_at[b] = v
         placed_off[b] = off
@@ -219,7 +218,8 @@ def _scan(
 
     def release(b: int, v: int) -> None:
         if size[b]:
-            residents[tier[b]].remove((placed_off[b], placed_off[b] + size[b], b))
+            res = residents[tier[b]]
+            del res[bisect_left(res, (placed_off[b], placed_off[b] + size[b], b))]
         resident[b] = False
         released_by[placed_at[b]] = v
 

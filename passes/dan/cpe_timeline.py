@@ -82,18 +82,22 @@ class Timeline:
         self.cycles = node_cycles(graph, plan, target)
         self.pipes = node_pipes(graph, plan, target)
         size = len(self.order)
-        self.succs: list[list[int]] = [[] for _ in range(size)]
-        for v, ps in enumerate(self.preds):
+        succs: list[list[int]] = [[] for _ in range(size)]
+        for v, ps in enumerate(preds):
             for u in ps:
-                self.succs[u].append(v)
-        self.pos = [0] * size
+                succs[u].append(v)
+        self.succs = succs
+        pos = self.pos = [0] * size
+        last_succ = self.last_succ = [-1] * size
+        pipes = self.pipes
+        pipe_pos: list[list[int]] = [[] for _ in target.pipes]
+        self.pipe_pos = pipe_pos
         for i, v in enumerate(self.order):
-            self.pos[v] = i
-        self.last_succ = [max((self.pos[s] for s in ss), default=-1) for ss in self.succs]
-        self.pipe_pos: list[list[int]] = [[] for _ in target.pipes]
-        for i, v in enumerate(self.order):
-            if self.pipes[v] >= 0:
-                self.pipe_pos[self.pipes[v]].append(i)
+            pos[v] = i
+            for u in preds[v]:  # positions increase: the last one written is the largest
+                last_succ[u] = i
+            if pipes[v] >= 0:
+                pipe_pos[pipes[v]].append(i)
         self.start = list(start)
         self.finish = list(finish)
         # exact everywhere; the active front (what positions >= clean follow) and older ones
