@@ -36,10 +36,14 @@ def dlr(graph: KernelGraph, order: list[int], target: Core, options: DlrOptions 
 
 def _check_fits(graph: KernelGraph, order: list[int], target: Core, footprint: list[int], alignment: int) -> None:
     """Raise `LayoutError` for the first node whose buffers exceed a tier together."""
+    kinds, node_bufs, buf_tier, capacity = graph.kinds, graph.node_bufs, graph.buf_tier, target.capacity
     for v in order:
-        if graph.kinds[v] == FREE:
+        if kinds[v] == FREE:
             continue
-        bufs = tuple(dict.fromkeys(graph.node_bufs[v]))
+        bufs = node_bufs[v]
+        if len(bufs) == 1 and footprint[bufs[0]] <= capacity[buf_tier[bufs[0]]]:
+            continue  # the common case: one buffer that fits its tier
+        bufs = tuple(dict.fromkeys(bufs))
         need = [0] * len(target.tiers)
         for b in bufs:
             need[graph.buf_tier[b]] += footprint[b]
