@@ -260,7 +260,13 @@ class L0Gate:
         stack = list(succs[a])
         while stack:
             v = stack.pop()
-            x = _need_at(v, s, needs, preds, alloc_slot)
+            x = v if alloc_slot[v] == s else NONE  # `_need_at`, inline: the hot loop of MPAS
+            for p in preds[v]:
+                y = needs[p]
+                if y != NONE and y != x:
+                    x = y if x == NONE else MANY
+                    if x == MANY:
+                        break
             if x != needs[v]:
                 needs[v] = x
                 b = alloc_of[v]
