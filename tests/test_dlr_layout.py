@@ -141,6 +141,31 @@ def test_free_since_matches_a_per_address_array() -> None:
         assert len(runs.starts) <= capacity
 
 
+def test_free_segments_match_a_per_address_array() -> None:
+    rng = random.Random(7)
+    for capacity in (1, 7, 64):
+        segments, free = FreeSegments(capacity), [True] * capacity
+        for _ in range(300):
+            runs = [(s, e) for s, e in segments.by_start.items()]
+            if runs and rng.random() < 0.5:
+                start, end = rng.choice(runs)
+                off = rng.randrange(start, end)
+                size = rng.randint(1, end - off)
+                segments.take(off, size)
+                free[off : off + size] = [False] * size
+            elif not all(free):
+                off = rng.choice([a for a in range(capacity) if not free[a]])
+                end = off + 1
+                while end < capacity and not free[end] and rng.random() < 0.8:
+                    end += 1
+                segments.give(off, end - off)
+                free[off:end] = [True] * (end - off)
+            expect = [a for a in range(capacity) if free[a] and (a == 0 or not free[a - 1])]
+            ends = [next((e for e in range(a, capacity) if not free[e]), capacity) for a in expect]
+            assert segments.by_start == dict(zip(expect, ends))
+            assert segments.by_length == sorted((e - a, a) for a, e in zip(expect, ends))
+
+
 def test_gaps_take_the_earliest_fitting_stretch_and_shrink() -> None:
     gaps = Gaps()
     for start, end, at in ((0, 50, 3), (60, 200, 7), (300, 310, 9)):

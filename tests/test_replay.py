@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 
 import pytest
 
+from dan.dialect.address_owners import AddressOwners
 from dan.dialect.graph import NodeRecord, Plan, build_graph
 from dan.dialect.replay import order_peaks, replay
 from dan.dialect.target import CONTEST
@@ -142,3 +144,15 @@ def test_zero_size_buffer_does_not_hide_an_overlap() -> None:
     m = replay(g, Plan(list(range(6)), offsets=[0, 50, 60]), CONTEST)
     assert m.violation is not None
     assert m.violation.message == "ALLOC 2: buffer 2 at [60, 70) overlaps buffer 0 at [0, 100) in UB"
+
+
+def test_address_owners_match_a_per_address_array() -> None:
+    rng = random.Random(3)
+    for capacity in (1, 7, 64):
+        owners, brute = AddressOwners(capacity), [-1] * capacity
+        for v in range(300):
+            off = rng.randrange(capacity)
+            end = rng.randint(off + 1, capacity)
+            assert owners.claim(off, end, v) == set(brute[off:end]) - {-1}
+            brute[off:end] = [v] * (end - off)
+        assert len(owners.starts) <= capacity
