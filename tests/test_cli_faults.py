@@ -155,7 +155,7 @@ def test_dropping_a_layout_made_in_the_pipeline_warns(spec: str) -> None:
 def test_help_lists_passes_and_every_command_has_a_version() -> None:
     text = cli("dan-opt", "--help").stdout
     assert "mpas, dlr, cpe" in text and "canonicalize" in text
-    for prog in ("dan-opt", "dan-export", "dan-replay"):
+    for prog in ("dan-opt", "dan-export", "dan-replay", "dan-bench"):
         p = cli(prog, "--version")
         assert p.returncode == 0 and p.stdout.startswith(f"{prog} (dan-scheduler "), p.stdout
 

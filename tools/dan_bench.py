@@ -30,7 +30,7 @@ from dan.lowering.atomic import atomic_write_all
 from dan.lowering.frontends import as_viewed
 from dan.lowering.graph_files import read_graph
 from dan.passes.pipeline.named import BASELINE_LAYOUT, PIPELINES
-from dan.tools.cli import USER_ERRORS, CliError, one_line, run
+from dan.tools.cli import USER_ERRORS, CliError, add_version, one_line, run
 
 ROOT = Path(__file__).resolve().parents[1]
 METHODS = tuple(PIPELINES)
@@ -294,6 +294,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)}")
     ap.add_argument("--target", default="contest", help="preset or target JSON file")
     ap.add_argument("--out", type=Path, default=Path("bench_out"), help="output directory (default: bench_out)")
+    add_version(ap)
     args = ap.parse_args(argv)
 
     def body() -> int:
