@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dan.lowering.frontends import ArrayKernel
+from dan.dialect.graph import KernelView
 from dan.lowering.plan_files import PlanError, plan_paths, plan_texts
 
 if TYPE_CHECKING:
@@ -35,13 +35,13 @@ def check_file_name(name: str, taken: set[str]) -> None:
     taken.add(name)
 
 
-def check_layout(kernel: ArrayKernel) -> None:
+def check_layout(kernel: KernelView) -> None:
     """Refuse a plan whose layout the replay cost model rejects (overlap, capacity, ...)."""
     if kernel.plan.offsets is None:
         return
     from dan.dialect.replay import replay
 
-    m = replay(kernel.graph, kernel.plan, kernel.core)
+    m = replay(kernel.graph, kernel.plan, kernel.target)
     if m.violation is not None:
         raise PlanError(
             f"kernel @{kernel.graph.name}: invalid plan ({m.violation.kind}): {m.violation.message}; nothing written"
@@ -49,7 +49,7 @@ def check_layout(kernel: ArrayKernel) -> None:
 
 
 def plan_set(
-    kernels: list[ArrayKernel], directory: Path, trusted: Sequence[bool] = ()
+    kernels: list[KernelView], directory: Path, trusted: Sequence[bool] = ()
 ) -> tuple[dict[Path, str], list[Path], list[str]]:
     """The plan files of every kernel: (files to write, stale files to remove, notes).
 
@@ -75,7 +75,7 @@ def plan_set(
     return files, stale, notes
 
 
-def graph_set(kernels: list[ArrayKernel], directory: Path) -> dict[Path, str]:
+def graph_set(kernels: list[KernelView], directory: Path) -> dict[Path, str]:
     """One graph JSON file per kernel, named after the kernel."""
     from dan.lowering.graph_files import graph_json_text
 
@@ -83,7 +83,7 @@ def graph_set(kernels: list[ArrayKernel], directory: Path) -> dict[Path, str]:
     files: dict[Path, str] = {}
     for k in kernels:
         check_file_name(k.graph.name, taken)
-        files[directory / f"{k.graph.name}.json"] = graph_json_text(k.graph, k.core)
+        files[directory / f"{k.graph.name}.json"] = graph_json_text(k.graph, k.target)
     return files
 
 
@@ -106,13 +106,13 @@ def write_set(files: dict[Path, str], remove: Sequence[Path] = ()) -> None:
     atomic_write_all(files, remove)
 
 
-def build_module(kernels: list[ArrayKernel]) -> ModuleOp:
+def build_module(kernels: list[KernelView]) -> ModuleOp:
     """One module holding the IR of every kernel (built once, from checked arrays)."""
     from xdsl.dialects.builtin import ModuleOp
 
     from dan.dialect.kernel_view import build_kernel
 
-    return ModuleOp([build_kernel(k.graph, k.plan, k.core) for k in kernels])
+    return ModuleOp([build_kernel(k.graph, k.plan, k.target) for k in kernels])
 
 
 def mlir_text(module: ModuleOp, generic: bool = False) -> str:

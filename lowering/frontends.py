@@ -10,11 +10,10 @@ and verified once. Errors name the input and fit on one line.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dan.dialect.graph import GraphError, KernelGraph, Plan, input_order
+from dan.dialect.graph import GraphError, KernelGraph, KernelView, Plan, input_order
 from dan.dialect.target import CONTEST, Core
 
 if TYPE_CHECKING:
@@ -27,17 +26,6 @@ FRONTENDS: tuple[str, ...] = (*GRAPH_FRONTENDS, "mlir")
 
 class InputError(ValueError):
     """An input that cannot be read at all (missing, closed, not text, empty)."""
-
-
-@dataclass
-class ArrayKernel:
-    """One kernel as arrays: the graph, its current plan and the core it runs on."""
-
-    graph: KernelGraph
-    plan: Plan
-    core: Core
-    layout_by: str | None = None
-    """The pass of this run that made the current layout (None: no layout, or the input's)."""
 
 
 def frontend_of(path: str, frontend: str | None = None, text: str | None = None) -> str:
@@ -99,7 +87,7 @@ def read_graph_input(path: str, core: Core | None, frontend: str | None = None, 
 
 def load_arrays(
     path: str, core: Core | None, frontend: str | None = None, text: str | None = None, verify: bool = True
-) -> list[ArrayKernel] | ModuleOp:
+) -> list[KernelView] | ModuleOp:
     """A graph input as one array kernel in input order, or an IR input as a module
     (parsed once; verified unless `verify` is False because the caller verifies after
     changing it). `text`: the input's text when already read."""
@@ -112,7 +100,7 @@ def load_arrays(
 
             return parse_module(text, "stdin" if path == "-" else path, verify=verify)
     graph, plan = as_viewed(read_graph_input(path, core, frontend, text), core or CONTEST)
-    return [ArrayKernel(graph, plan, core or CONTEST)]
+    return [KernelView(graph, plan, core or CONTEST)]
 
 
 def as_viewed(graph: KernelGraph, core: Core = CONTEST) -> tuple[KernelGraph, Plan]:
@@ -136,17 +124,19 @@ def as_viewed(graph: KernelGraph, core: Core = CONTEST) -> tuple[KernelGraph, Pl
     return view.graph, view.plan
 
 
-def view_module(module: ModuleOp, core: Core | None) -> list[ArrayKernel]:
+def view_module(module: ModuleOp, core: Core | None) -> list[KernelView]:
     """The array view of every kernel of a verified module (one view per kernel)."""
     from dan.dialect.kernel_view import kernels, view_kernel
 
     views = [view_kernel(k) for k in kernels(module)]
     if not views:
         raise InputError("no dan.kernel in the input")
-    return [ArrayKernel(v.graph, v.plan, core or v.target) for v in views]
+    for v in views:
+        v.target = core or v.target
+    return views
 
 
-def load_kernels(path: str, core: Core | None, frontend: str | None = None) -> list[ArrayKernel]:
+def load_kernels(path: str, core: Core | None, frontend: str | None = None) -> list[KernelView]:
     """Every kernel of an input as arrays (graph file: input order, no layout)."""
     loaded = load_arrays(path, core, frontend)
     return loaded if isinstance(loaded, list) else view_module(loaded, core)

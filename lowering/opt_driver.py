@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dan.dialect.graph import Plan
+from dan.dialect.graph import KernelView, Plan
 from dan.dialect.target import Core
 from dan.lowering.backends import OUTPUT_FORMATS, OutputError
-from dan.lowering.frontends import ArrayKernel, load_arrays, view_module
+from dan.lowering.frontends import load_arrays, view_module
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -88,12 +88,13 @@ class _Run:
         self.req = req
         self.warn = warn
         loaded = load_arrays(req.input, req.core, req.frontend, req.text, verify=req.core is None)
-        self.kernels: list[ArrayKernel] | None = loaded if isinstance(loaded, list) else None
+        self.kernels: list[KernelView] | None = loaded if isinstance(loaded, list) else None
         self.module: ModuleOp | None = None if isinstance(loaded, list) else loaded
         self.sources: list[Any] = []  # the KernelOp each array kernel was viewed from
         self.changed: list[bool] = [True] * len(self.kernels or [])
         self.ir_changed = False  # a non-planning pass rewrote IR: verify once at the end
         self.dropped: dict[str, str] = {}  # kernel name -> warning: a layout made here was dropped
+        self.layout_by: dict[str, str] = {}  # kernel name -> the pass of this run that made its layout
         if self.module is not None and req.core is not None:
             from dan.dialect.kernel_view import kernels, retarget
 
@@ -101,7 +102,7 @@ class _Run:
                 retarget(kernel, req.core)
             self.module.verify()  # capacities changed
 
-    def arrays(self) -> list[ArrayKernel]:
+    def arrays(self) -> list[KernelView]:
         """The kernels as arrays (an IR module is viewed once per run of planning passes)."""
         if self.kernels is None:
             from dan.dialect.kernel_view import kernels
@@ -132,32 +133,32 @@ class _Run:
             if self.req.verify_each:
                 self.module.verify()
         self.kernels = None
+        self.layout_by.clear()  # the layouts now belong to the IR
         assert self.module is not None
         return self.module
 
     def plan(self, p: Any) -> None:
         """Run one planning pass on every kernel's arrays."""
-        from dan.dialect.graph import KernelView
         from dan.passes.pipeline.kernel_rewrite import plan_arrays
 
         for i, k in enumerate(self.arrays()):
-            new = plan_arrays(KernelView(k.graph, k.plan, k.core), [p]).plan
+            new = plan_arrays(k, [p]).plan
             if new is not k.plan:
                 self._note_layout(k, new, p.name)
                 k.plan = new
                 self.changed[i] = True
 
-    def _note_layout(self, k: ArrayKernel, new: Plan, name: str) -> None:
+    def _note_layout(self, k: KernelView, new: Plan, name: str) -> None:
         """Remember a layout that an earlier pass of this run made and a later one dropped."""
         if new.offsets is not None:
-            k.layout_by = name
+            self.layout_by[k.graph.name] = name
             self.dropped.pop(k.graph.name, None)
-        elif k.plan.offsets is not None and k.layout_by is not None:
+        elif k.plan.offsets is not None and k.graph.name in self.layout_by:
+            maker = self.layout_by.pop(k.graph.name)
             self.dropped[k.graph.name] = (
-                f"kernel @{k.graph.name}: pass '{name}' drops the layout made by '{k.layout_by}'; "
+                f"kernel @{k.graph.name}: pass '{name}' drops the layout made by '{maker}'; "
                 "run a layout pass (dlr) after it"
             )
-            k.layout_by = None
 
     def apply(self, p: ModulePass, ctx: Any) -> None:
         module = self.ir()
@@ -202,7 +203,7 @@ def run_opt(req: OptRequest, warn: Callable[[str], None]) -> Output:
         raise OutputError(f"graph output holds one kernel; the input has {len(kernels)} (use dan-export)")
     from dan.lowering.graph_files import graph_json_text
 
-    return Output(text=graph_json_text(kernels[0].graph, kernels[0].core))
+    return Output(text=graph_json_text(kernels[0].graph, kernels[0].target))
 
 
 def _is_planning(p: ModulePass) -> bool:

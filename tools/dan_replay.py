@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
         ok = True
         out = []
         for k in views:
-            graph, plan, tgt = k.graph, k.plan, k.core
+            graph, plan, tgt = k.graph, k.plan, k.target
             if args.plan:
                 plan = read_plan(graph, args.plan)
             m = replay(graph, plan, tgt)
