@@ -58,15 +58,19 @@ def _unlink(path: str | Path) -> None:
         pass
 
 
-def _stage(path: Path, text: str, temps: list[str]) -> None:
+def _write(f: int | str | Path, data: str | bytes) -> None:
+    with open(f, "wb" if isinstance(data, bytes) else "w") as out:
+        out.write(data)
+
+
+def _stage(path: Path, text: str | bytes, temps: list[str]) -> None:
     """Write `text` to a temporary file beside `path`, recorded in `temps`."""
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
         raise OSError(e.errno, e.strerror, str(path)) from None
     temps.append(tmp)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
+    _write(fd, text)
     mode = stat.S_IMODE(os.stat(path).st_mode) if path.exists() else _MODE
     os.chmod(tmp, mode)
 
@@ -100,10 +104,10 @@ def _commit(staged: list[tuple[str, Path]], remove: Sequence[Path], temps: list[
         raise
 
 
-def atomic_write_all(files: dict[Path, str], remove: Sequence[Path] = ()) -> None:
-    """Write every file and remove every path of `remove`, or change nothing."""
+def atomic_write_all(files: dict[Path, str] | dict[Path, bytes], remove: Sequence[Path] = ()) -> None:
+    """Write every file (text or bytes) and remove every path of `remove`, or change nothing."""
     staged: list[tuple[str, Path]] = []
-    direct: list[tuple[Path, str]] = []
+    direct: list[tuple[Path, str | bytes]] = []
     temps: list[str] = []
     with interrupts_held():
         try:
@@ -121,8 +125,7 @@ def atomic_write_all(files: dict[Path, str], remove: Sequence[Path] = ()) -> Non
             for tmp in temps:
                 _unlink(tmp)
     for path, text in direct:
-        with open(path, "w") as f:
-            f.write(text)
+        _write(path, text)
 
 
 def atomic_write(path: Path, text: str) -> None:

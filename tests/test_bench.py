@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from dan.dialect.target import CONTEST
+from dan.lowering.atomic import atomic_write_all
 from dan.lowering.graph_files import read_graph
 from dan.tools.dan_bench import METHODS, main, run_method
 from tests.shared_data import CASES, workload
@@ -51,8 +52,6 @@ def test_every_method_is_valid_on_the_workloads(case: str) -> None:
 def test_plots_are_written_whole_or_not_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tempfile
 
-    from dan.tools import dan_bench
-
     old = {tmp_path / f"{m}.png": f"old {m}".encode() for m in ("a", "b", "c")}
     for path, data in old.items():
         path.write_bytes(data)
@@ -66,7 +65,7 @@ def test_plots_are_written_whole_or_not_at_all(tmp_path: Path, monkeypatch: pyte
 
     monkeypatch.setattr(tempfile, "mkstemp", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        dan_bench.write_binary_all({path: b"new" * 1000 for path in old})
+        atomic_write_all({path: b"new" * 1000 for path in old})
     assert {p: p.read_bytes() for p in tmp_path.iterdir()} == old  # old images, no temporaries
 
 

@@ -16,9 +16,7 @@ import argparse
 import csv
 import io
 import json
-import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,30 +232,8 @@ def plots(results: dict[str, dict[str, Run]], out: Path) -> list[Path]:
         fig.savefig(png, format="png", dpi=100, metadata={"Software": None})
         plt.close(fig)
         images[out / f"{metric}.png"] = png.getvalue()
-    write_binary_all(images)
+    atomic_write_all(images)
     return list(images)
-
-
-def write_binary_all(files: dict[Path, bytes]) -> None:
-    """Every image complete or not at all: each goes to a hidden temporary file beside
-    it, and all are renamed into place only once all are written; an interruption
-    removes the temporaries and leaves the old images."""
-    umask = os.umask(0o022)
-    os.umask(umask)
-    ready: list[tuple[str, Path]] = []
-    try:
-        for path, data in files.items():
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            ready.append((tmp, path))
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.chmod(tmp, 0o666 & ~umask)
-    except BaseException:
-        for tmp, _ in ready:
-            os.unlink(tmp)
-        raise
-    for tmp, path in ready:
-        os.replace(tmp, path)
 
 
 def plan_workloads(
