@@ -1,0 +1,1 @@
+"""Offline packing of buffer lifetimes into a tier: heuristics, exact search, instances."""
