@@ -175,39 +175,40 @@ def build_graph(
 
     node_bufs: list[tuple[int, ...]] = []
     plain_ops: set[str] = set()  # op names already checked
-    for i, r in enumerate(records):
-        if r.op == "ALLOC" or r.op == "FREE":
-            if r.tier not in tier_index:
-                raise GraphError(f"node {r.id}: unknown tier '{r.tier}' (tiers: {', '.join(core.tiers)})")
-            if r.size < 0:
-                raise GraphError(f"node {r.id}: negative size {r.size}")
-            b = buffer(r.buf)
-            kind = ALLOC if r.op == "ALLOC" else FREE
+    for i, (rid, op, bid, size, tier_name, pipe, cyc, bufs) in enumerate(records):
+        if op == "ALLOC" or op == "FREE":
+            if tier_name not in tier_index:
+                raise GraphError(f"node {rid}: unknown tier '{tier_name}' (tiers: {', '.join(core.tiers)})")
+            if size < 0:
+                raise GraphError(f"node {rid}: negative size {size}")
+            b = buffer(bid)
+            kind = ALLOC if op == "ALLOC" else FREE
             slot = buf_alloc if kind == ALLOC else buf_free
             if slot[b] != -1:
-                raise GraphError(f"buffer {r.buf} has two {r.op} nodes ({records[slot[b]].id} and {r.id})")
+                raise GraphError(f"buffer {bid} has two {op} nodes ({records[slot[b]].id} and {rid})")
             slot[b] = i
-            tier = tier_index[r.tier]
-            if buf_tier[b] != -1 and (buf_tier[b] != tier or buf_size[b] != r.size):
-                raise GraphError(f"buffer {r.buf}: ALLOC and FREE disagree on size or tier")
-            buf_tier[b], buf_size[b] = tier, r.size
+            tier = tier_index[tier_name]
+            if buf_tier[b] != -1 and (buf_tier[b] != tier or buf_size[b] != size):
+                raise GraphError(f"buffer {bid}: ALLOC and FREE disagree on size or tier")
+            buf_tier[b], buf_size[b] = tier, size
             kinds[i] = kind
             node_bufs.append((b,))
         else:
-            if r.op not in plain_ops:
-                if not _OP_NAME.fullmatch(r.op):
-                    raise GraphError(f"node {r.id}: op name '{r.op}' must be ASCII letters, digits, '_', '.' or '-'")
-                if r.op in ("SPILL_OUT", "SPILL_IN"):
-                    raise GraphError(f"node {r.id}: {r.op} belongs to a plan, not to a graph")
-                plain_ops.add(r.op)
-            if r.pipe not in pipe_index:
-                raise GraphError(f"node {r.id}: unknown pipe '{r.pipe}' (pipes: {', '.join(core.pipes)})")
-            if r.cycles < 0:
-                raise GraphError(f"node {r.id}: negative cycles {r.cycles}")
+            if op not in plain_ops:
+                if not _OP_NAME.fullmatch(op):
+                    raise GraphError(f"node {rid}: op name '{op}' must be ASCII letters, digits, '_', '.' or '-'")
+                if op in ("SPILL_OUT", "SPILL_IN"):
+                    raise GraphError(f"node {rid}: {op} belongs to a plan, not to a graph")
+                plain_ops.add(op)
+            p = pipe_index.get(pipe)
+            if p is None:
+                raise GraphError(f"node {rid}: unknown pipe '{pipe}' (pipes: {', '.join(core.pipes)})")
+            if cyc < 0:
+                raise GraphError(f"node {rid}: negative cycles {cyc}")
             kinds[i] = OP
-            pipes[i] = pipe_index[r.pipe]
-            cycles[i] = r.cycles
-            node_bufs.append(tuple(buffer(bid) for bid in r.bufs))
+            pipes[i] = p
+            cycles[i] = cyc
+            node_bufs.append(tuple([buf_index[x] if x in buf_index else buffer(x) for x in bufs]))
     for b, bid in enumerate(buf_ids):
         if buf_alloc[b] == -1:
             raise GraphError(f"buffer {bid} is used but never allocated")
@@ -215,16 +216,14 @@ def build_graph(
             raise GraphError(f"buffer {bid} is allocated but never freed")
     preds: list[list[int]] = [[] for _ in range(n)]
     succs: list[list[int]] = [[] for _ in range(n)]
-    seen: set[int] = set()  # u * n + v of every edge kept
     forward = True  # every edge goes from a lower to a higher index
-    for s, d in edges:
-        u, v = index.get(s), index.get(d)
-        if u is None or v is None:
-            raise GraphError(f"edge {s} -> {d} names unknown node {s if u is None else d}")
-        key = u * n + v
-        if key in seen:
-            continue
-        seen.add(key)
+    try:
+        keys = [index[s] * n + index[d] for s, d in edges]
+    except KeyError:
+        s, d = next((s, d) for s, d in edges if s not in index or d not in index)
+        raise GraphError(f"edge {s} -> {d} names unknown node {s if s not in index else d}") from None
+    for key in dict.fromkeys(keys):  # first occurrence of each edge, in input order
+        u, v = divmod(key, n)
         forward = forward and u < v
         preds[v].append(u)
         succs[u].append(v)
@@ -233,12 +232,14 @@ def build_graph(
         preds, succs, buf_ids, buf_size, buf_tier, buf_alloc, buf_free,
         [False] * len(buf_ids), [[] for _ in buf_ids],
     )
+    buf_uses, buf_clean, ops = graph.buf_uses, graph.buf_clean, graph.ops
     for v in range(n):
         if kinds[v] == OP:
+            copy_in = ops[v] == "COPY_IN"
             for b in node_bufs[v]:
-                graph.buf_uses[b].append(v)
-                if graph.ops[v] == "COPY_IN":
-                    graph.buf_clean[b] = True
+                buf_uses[b].append(v)
+                if copy_in:
+                    buf_clean[b] = True
     problem = check_lifetimes(graph, list(range(n)) if forward else topological_order(graph))
     if problem is not None:
         raise GraphError(problem)

@@ -29,18 +29,19 @@ _ALLOC, _FREE, _OP = 0, 1, 2  # the node kinds of dan.dialect.graph
 class _Reach:
     """Searches over one link direction with a shared visit stamp per node."""
 
-    def __init__(self, links: list[list[int]], pos: list[int]) -> None:
+    def __init__(self, links: list[list[int]], pos: list[int], buffers: int) -> None:
         self.links = links
         self.pos = pos
         self.stamp = [0] * len(links)
         self.round = 0
-        self.proven: set[tuple[int, int]] = set()
-        """(node, buffer) pairs known to be linked to the buffer's end node."""
+        self.m = buffers
+        self.proven: set[int] = set()
+        """`node * buffers + buffer` of the pairs known to be linked to the buffer's end node."""
 
     def reaches(self, start: int, b: int, end: int, forward_bound: bool) -> bool:
         """True when `end` is reached from `start` over the links; nodes whose position
         is not strictly between start's side and `end` are never expanded."""
-        links, pos, stamp, proven = self.links, self.pos, self.stamp, self.proven
+        links, pos, stamp, proven, m = self.links, self.pos, self.stamp, self.proven, self.m
         self.round += 1
         r = self.round
         limit = pos[end]
@@ -49,7 +50,7 @@ class _Reach:
         while stack:
             x = stack.pop()
             for y in links[x]:
-                if y == end or (y, b) in proven:
+                if y == end or y * m + b in proven:
                     return True
                 if stamp[y] != r and (pos[y] < limit if forward_bound else pos[y] > limit):
                     stamp[y] = r
@@ -57,10 +58,10 @@ class _Reach:
         return False
 
 
-def _next_to(links: list[int], b: int, end: int, proven: set[tuple[int, int]]) -> bool:
+def _next_to(links: list[int], b: int, end: int, proven: set[int], m: int) -> bool:
     """The one-step case of `_Reach.reaches`: a direct link to `end` or to a proven node."""
     for y in links:
-        if y == end or (y, b) in proven:
+        if y == end or y * m + b in proven:
             return True
     return False
 
@@ -77,7 +78,8 @@ def check_lifetimes(graph: KernelGraph, topo: list[int]) -> str | None:
     kinds, node_bufs, ids, buf_ids = graph.kinds, graph.node_bufs, graph.node_ids, graph.buf_ids
     problems: list[tuple[int, int, str]] = []  # (node index, rank of the buffer in the node, message)
     preds, succs = graph.preds, graph.succs
-    down = _Reach(preds, pos)  # from a use back up to ALLOC
+    m = len(buf_ids)
+    down = _Reach(preds, pos, m)  # from a use back up to ALLOC
     proven = down.proven
     for v in topo:
         kind = kinds[v]
@@ -85,8 +87,8 @@ def check_lifetimes(graph: KernelGraph, topo: list[int]) -> str | None:
             continue
         for k, b in enumerate(node_bufs[v]):
             alloc = graph.buf_alloc[b]
-            if _next_to(preds[v], b, alloc, proven) or down.reaches(v, b, alloc, forward_bound=False):
-                proven.add((v, b))
+            if _next_to(preds[v], b, alloc, proven, m) or down.reaches(v, b, alloc, forward_bound=False):
+                proven.add(v * m + b)
             elif kind == _FREE:
                 problems.append((v, k, f"FREE node {ids[v]} of buffer {buf_ids[b]} is not ordered after its ALLOC"))
             else:
@@ -95,15 +97,15 @@ def check_lifetimes(graph: KernelGraph, topo: list[int]) -> str | None:
     if problems:
         return min(problems)[2]
     del down
-    up = _Reach(succs, pos)  # from a use down to FREE
+    up = _Reach(succs, pos, m)  # from a use down to FREE
     proven = up.proven
     for v in reversed(topo):
         if kinds[v] != _OP:
             continue
         for k, b in enumerate(node_bufs[v]):
             free = graph.buf_free[b]
-            if _next_to(succs[v], b, free, proven) or up.reaches(v, b, free, forward_bound=True):
-                proven.add((v, b))
+            if _next_to(succs[v], b, free, proven, m) or up.reaches(v, b, free, forward_bound=True):
+                proven.add(v * m + b)
             else:
                 problems.append((v, k, f"node {ids[v]} uses buffer {buf_ids[b]} but the edges do not "
                                        f"order it before FREE node {ids[free]}"))
