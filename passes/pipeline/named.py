@@ -1,7 +1,8 @@
 """The named pipelines: one table, read by `dan-opt --pipeline`, `dan-bench` and the README.
 
 Each name maps to a pass pipeline in xDSL's syntax (`-p` text). `dan` is the paper's
-pipeline; `dan-tune` the best plan this tool knows how to make; the order-only
+pipeline; `dan-tune` a small portfolio of its settings; `dan-best-*` the best plan
+this tool knows how to make for one objective (a wider portfolio); the order-only
 baselines get their layout and spills from `dlr{policy=lru}`, as `dan-bench` compares
 them; `cosma` brings its own allocation and replacement. The order of the table is
 the order of `dan-bench`'s rows.
@@ -20,6 +21,9 @@ PIPELINES: dict[str, str] = {
     "eda": f"eda,{BASELINE_LAYOUT}",
     "dan": "mpas,dlr,cpe",
     "dan-tune": "tune",
+    "dan-best-peak": "dan-best{objective=peak}",
+    "dan-best-traffic": "dan-best{objective=traffic}",
+    "dan-best-makespan": "dan-best{objective=makespan}",
 }
 """Pipeline name -> pass pipeline."""
 

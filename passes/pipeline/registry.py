@@ -37,6 +37,12 @@ def _tune() -> type[ModulePass]:
     return TunePass
 
 
+def _best() -> type[ModulePass]:
+    from dan.passes.search.best import BestPass
+
+    return BestPass
+
+
 def _verify() -> type[ModulePass]:
     from dan.passes.pipeline.verify_plan import VerifyPlanPass
 
@@ -67,6 +73,7 @@ DAN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "cpe": _cpe,
     "prefetch": _prefetch,
     "tune": _tune,
+    "dan-best": _best,
     "verify-plan": _verify,
     "original": _baseline("OriginalPass"),
     "hmcos": _baseline("HmcosPass"),

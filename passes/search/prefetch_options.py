@@ -38,6 +38,11 @@ class PrefetchOptions:
     capacity_bound: bool = True
     """Keep each chain tier's residency within its capacity over the crossed slots, so
     DLR meets no extra pressure. False: only the peak (and L0) limits apply."""
+    l0_rule: bool = True
+    """Keep the L0 rule (one live buffer per L0 tier) when the input keeps it. False:
+    the L0 tiers are bound by capacity alone, so a chain may fill a second L0 buffer
+    while the first is still in use (double buffering; the order's peak no longer
+    compares with order-only results that keep the rule)."""
 
     def __post_init__(self) -> None:
         for option in ("lookahead", "cover", "peak_slack"):

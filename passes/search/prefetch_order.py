@@ -125,7 +125,7 @@ class _Hoister:
             if options.capacity_bound:
                 step = [s if u == t else 0 for s, u in zip(size, tiers)]
                 profiles.append(_Profile(f"{target.tiers[t]} capacity", step, target.capacity[t]))
-            if l0_rule and t in target.l0_tiers:
+            if l0_rule and options.l0_rule and t in target.l0_tiers:
                 profiles.append(_Profile(f"{target.tiers[t]} live buffers", [int(u == t) for u in tiers], 1))
         kept = [p for p in profiles if any(p.step[b] for b in range(len(tiers)) if tiers[b] in self.chain_tiers)]
         for p in kept:

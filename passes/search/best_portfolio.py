@@ -1,0 +1,84 @@
+"""`dan-best`'s portfolio: the orders and layouts it tries, strongest first.
+
+A candidate plan is an *order* (`OrderSpec`: an MPAS policy, then prefetch passes in
+sequence) laid out by a *layout* (`LayoutSpec`: DLR options, then CPE options or
+none). The lists are in priority order: when the budget cuts them, the tail goes. They
+name no kernel and no size: the same list serves every graph, and which entries run
+depends only on the budget and the graph's node count.
+
+Invariant: every entry is valid options data; nothing here runs a pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from dan.passes.dan.cpe_options import CpeOptions
+from dan.passes.dan.dlr_options import DlrOptions
+from dan.passes.dan.mpas_options import POLICIES, MpasOptions
+from dan.passes.search.prefetch_options import PrefetchOptions
+from dan.passes.search.tune_options import WIDE_CPE
+
+
+@dataclass(frozen=True)
+class OrderSpec:
+    """An order: MPAS with `mpas`, then each of `prefetches` in turn."""
+
+    mpas: MpasOptions
+    prefetches: tuple[PrefetchOptions, ...] = ()
+
+
+@dataclass(frozen=True)
+class LayoutSpec:
+    """A layout of an order: DLR with `dlr`, then CPE with `cpe` (None: no CPE)."""
+
+    dlr: DlrOptions
+    cpe: CpeOptions | None = WIDE_CPE
+
+
+LOADS = PrefetchOptions()
+"""Hoist the MTE2 loads into L1/UB within capacity and the order's peak (`tune`'s)."""
+LOADS_PEAK = PrefetchOptions(capacity_bound=False)
+"""The same, bound by the order's peak alone."""
+L0_DOUBLE = PrefetchOptions(pipes=("MTE1",), tiers=("L0A", "L0B"), cover=1.0, l0_rule=False)
+"""Double buffering in L0A/L0B within their capacity: the MTE1 move that fills the next
+L0 buffer may run while the previous one is still in use. Breaks the L0 rule, which
+binds only the order-only peak."""
+
+
+def orders(objective: str) -> list[OrderSpec]:
+    """The orders tried for `objective`, strongest first. Every MPAS order keeps the L0
+    rule (MPAS without the rule moves residency into L0 and spills far more); the
+    double-buffered variants, which break it, serve the layout objectives only."""
+    chosen: list[OrderSpec] = []
+    for prefetches in ((LOADS,), (), (LOADS_PEAK,)):
+        chosen += [OrderSpec(MpasOptions(policy), prefetches) for policy in POLICIES]
+    if objective != "peak":
+        chosen += [OrderSpec(MpasOptions(policy), (LOADS, L0_DOUBLE)) for policy in POLICIES]
+    return chosen
+
+
+_BASE = DlrOptions()
+
+
+def layouts(objective: str) -> list[LayoutSpec]:
+    """The layouts tried for `objective`, strongest first (the first is `tune`'s)."""
+    dlrs = [
+        _BASE,
+        replace(_BASE, policy="lru"),
+        replace(_BASE, stall=float("inf")),
+        replace(_BASE, placement="timed"),
+        replace(_BASE, policy="belady"),
+        replace(_BASE, reload="early", spill_out="early"),
+        replace(_BASE, placement="oldest"),
+        replace(_BASE, placement="best-fit"),
+        replace(_BASE, l_byte=2.0),
+        replace(_BASE, l_cyc=0.0),
+        replace(_BASE, policy="lru", placement="timed"),
+        replace(_BASE, policy="lru", stall=float("inf")),
+        replace(_BASE, policy="belady", tie_break="lru"),
+        replace(_BASE, stall=0.5),
+    ]
+    if objective == "traffic":
+        dlrs.insert(1, replace(_BASE, l_cyc=0.0, stall=0.0))
+    return [LayoutSpec(d) for d in dlrs]

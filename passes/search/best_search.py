@@ -1,0 +1,121 @@
+"""`dan-best`: the best plan the portfolio finds for one objective (pure core).
+
+`best(graph, target, options)` runs in three stages over the portfolio of
+`dan.passes.search.best_portfolio`, each stage a batch of independent candidates that
+a `Runner` spreads over worker processes:
+
+1. every order of `orders(objective)` (MPAS, then prefetch), with its order-only peak;
+2. each distinct order laid out by the first layout (DLR, CPE, replay);
+3. the `FINALISTS` best distinct orders of stage 2, each laid out by every further
+   layout, layout by layout, while the budget lasts.
+
+A candidate is identified by (order index, layout index) in the portfolio lists and
+ranked by (the objective's metrics, that index); the smallest valid one wins. The
+budget (`BestOptions.work` node-units) decides how much of the portfolio runs from the
+graph's node count alone, so the plan depends on neither the number of workers nor the
+machine's speed or load.
+
+Invariant: the returned plan replays valid and is the minimum of the ranks of every
+candidate evaluated; with the same graph, target and options it is the same plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dan.dialect.graph import KernelGraph, Plan
+from dan.dialect.replay import Metrics, replay
+from dan.dialect.target import Core
+from dan.passes.dan.cpe_reorder import cpe
+from dan.passes.dan.dlr_layout import dlr
+from dan.passes.dan.mpas_search import mpas
+from dan.passes.search.best_options import LAYOUT_UNITS, OBJECTIVES, BestError, BestOptions
+from dan.passes.search.best_pool import Runner, context
+from dan.passes.search.best_portfolio import LayoutSpec, OrderSpec, layouts, orders
+from dan.passes.search.prefetch_order import prefetch
+
+FINALISTS = 4
+"""Distinct orders that stage 3 lays out with every further layout."""
+
+Rank = tuple[int, ...]
+
+
+@dataclass
+class Best:
+    """The winning plan, its replayed metrics, the candidate that made it, and how many
+    orders and layouts the search evaluated."""
+
+    plan: Plan
+    metrics: Metrics
+    order: OrderSpec
+    layout: LayoutSpec
+    orders_tried: int
+    layouts_tried: int
+
+
+def best(graph: KernelGraph, target: Core, options: BestOptions = BestOptions()) -> Best:
+    """The best plan of the portfolio for `options.objective`; see the module docstring.
+    Raises BestError when no candidate gives a valid plan."""
+    units = max(1, options.work // max(1, graph.n))
+    order_specs = orders(options.objective)[: max(1, units // (1 + LAYOUT_UNITS))]
+    layout_specs = layouts(options.objective)
+    units -= len(order_specs) * (1 + LAYOUT_UNITS)
+    with Runner(graph, target, options.jobs) as runner:
+        made = runner.map(_order, [(spec,) for spec in order_specs])
+        first: dict[tuple[int, ...], int] = {}
+        distinct = [first.setdefault(tuple(order), i) == i for i, order in enumerate(made)]
+        tasks = [(o, 0) for o in range(len(made)) if distinct[o]]
+        ranked = _evaluate(runner, made, layout_specs, tasks, options.objective)
+        finalists = sorted((rank, key) for key, (rank, plan) in ranked.items() if plan is not None)[:FINALISTS]
+        more = [(o, lay) for lay in range(1, len(layout_specs)) for _, (o, _) in finalists]
+        more = more[: max(0, units // LAYOUT_UNITS)]
+        ranked.update(_evaluate(runner, made, layout_specs, more, options.objective))
+    valid = [(rank, key) for key, (rank, plan) in ranked.items() if plan is not None]
+    if not valid:
+        raise BestError(f"dan-best: no candidate gave a valid plan for kernel {graph.name}")
+    _, (o, lay) = min(valid)
+    plan = ranked[(o, lay)][1]
+    assert plan is not None
+    return Best(plan, replay(graph, plan, target), order_specs[o], layout_specs[lay], len(made), len(ranked))
+
+
+def _evaluate(
+    runner: Runner, made: list[list[int]], layout_specs: list[LayoutSpec], tasks: list[tuple[int, int]], objective: str
+) -> dict[tuple[int, int], tuple[Rank, Plan | None]]:
+    """Lay out order `o` with layout `lay` for every `(o, lay)` of `tasks`."""
+    results = runner.map(_layout, [(made[o], layout_specs[lay], objective) for o, lay in tasks])
+    return dict(zip(tasks, results))
+
+
+def _order(spec: OrderSpec) -> list[int]:
+    """Worker: the order `spec` describes."""
+    graph, target = context()
+    order = mpas(graph, target, spec.mpas)
+    for pre in spec.prefetches:
+        order = prefetch(graph, order, target, pre)
+    return order
+
+
+def _layout(order: list[int], spec: LayoutSpec, objective: str) -> tuple[Rank, Plan | None]:
+    """Worker: `order` laid out by `spec`, with its rank (plan None when invalid)."""
+    graph, target = context()
+    plan = dlr(graph, order, target, spec.dlr)
+    if spec.cpe is not None:
+        plan = cpe(graph, plan, target, spec.cpe)
+    metrics = replay(graph, plan, target)
+    if not metrics.valid:
+        return (), None
+    return rank(metrics, objective), plan
+
+
+def rank(metrics: Metrics, objective: str) -> Rank:
+    """The metrics `objective` compares, in its order (smaller is better)."""
+    values = {
+        "l0": int(not metrics.l0_rule),
+        "peak": metrics.peak_l1_ub,
+        "traffic": metrics.extra_traffic,
+        "spills": metrics.spill_count,
+        "makespan": metrics.makespan,
+    }
+    return tuple(values[name] for name in OBJECTIVES[objective])
+
