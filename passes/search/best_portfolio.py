@@ -1,7 +1,7 @@
 """`dan-best`'s portfolio: the orders and layouts it tries, strongest first.
 
-A candidate plan is an *order* (`OrderSpec`: an MPAS policy, then prefetch passes in
-sequence) laid out by a *layout* (`LayoutSpec`: DLR options, then CPE options or
+A candidate plan is an *order* (`OrderSpec`: MPAS with a policy or the reuse order of
+`dan.passes.search.reuse_order`, then prefetch passes in sequence) laid out by a *layout* (`LayoutSpec`: DLR options, then CPE options or
 none). The lists are in priority order: when the budget cuts them, the tail goes. They
 name no kernel and no size: the same list serves every graph, and which entries run
 depends only on the budget and the graph's node count.
@@ -17,14 +17,16 @@ from dan.passes.dan.cpe_options import CpeOptions
 from dan.passes.dan.dlr_options import DlrOptions
 from dan.passes.dan.mpas_options import POLICIES, MpasOptions
 from dan.passes.search.prefetch_options import PrefetchOptions
+from dan.passes.search.reuse_order import ReuseOptions
 from dan.passes.search.tune_options import WIDE_CPE
 
 
 @dataclass(frozen=True)
 class OrderSpec:
-    """An order: MPAS with `mpas`, then each of `prefetches` in turn."""
+    """An order: MPAS with `start` (or the reuse order with it), then each of
+    `prefetches` in turn."""
 
-    mpas: MpasOptions
+    start: MpasOptions | ReuseOptions
     prefetches: tuple[PrefetchOptions, ...] = ()
 
 
@@ -48,14 +50,17 @@ binds only the order-only peak."""
 
 def orders(objective: str) -> list[OrderSpec]:
     """The orders tried for `objective`, strongest first. Every MPAS order keeps the L0
-    rule (MPAS without the rule moves residency into L0 and spills far more); the
-    double-buffered variants, which break it, serve the layout objectives only."""
-    chosen: list[OrderSpec] = []
-    for prefetches in ((LOADS,), (), (LOADS_PEAK,)):
-        chosen += [OrderSpec(MpasOptions(policy), prefetches) for policy in POLICIES]
-    if objective != "peak":
-        chosen += [OrderSpec(MpasOptions(policy), (LOADS, L0_DOUBLE)) for policy in POLICIES]
-    return chosen
+    rule (MPAS without the rule moves residency into L0 and spills far more). The
+    reuse orders (banded traversals that reload less) lead for the layout objectives;
+    the double-buffered variants, which break the L0 rule, serve those only."""
+    policies = [MpasOptions(policy) for policy in POLICIES]
+    reuse = ReuseOptions()
+    if objective == "peak":
+        chosen = [OrderSpec(p, (LOADS,)) for p in policies] + [OrderSpec(p) for p in policies]
+        return chosen + [OrderSpec(p, (LOADS_PEAK,)) for p in policies] + [OrderSpec(reuse, (LOADS,))]
+    chosen = [OrderSpec(reuse, (LOADS,)), OrderSpec(reuse)] + [OrderSpec(p, (LOADS,)) for p in policies]
+    chosen += [OrderSpec(reuse, (LOADS, L0_DOUBLE))] + [OrderSpec(p, (LOADS, L0_DOUBLE)) for p in policies]
+    return chosen + [OrderSpec(p) for p in policies] + [OrderSpec(p, (LOADS_PEAK,)) for p in policies]
 
 
 _BASE = DlrOptions()

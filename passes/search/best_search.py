@@ -28,11 +28,13 @@ from dan.dialect.replay import Metrics, replay
 from dan.dialect.target import Core
 from dan.passes.dan.cpe_reorder import cpe
 from dan.passes.dan.dlr_layout import dlr
+from dan.passes.dan.mpas_options import MpasOptions
 from dan.passes.dan.mpas_search import mpas
 from dan.passes.search.best_options import LAYOUT_UNITS, OBJECTIVES, BestError, BestOptions
 from dan.passes.search.best_pool import Runner, context
 from dan.passes.search.best_portfolio import LayoutSpec, OrderSpec, layouts, orders
 from dan.passes.search.prefetch_order import prefetch
+from dan.passes.search.reuse_order import reuse_order
 
 FINALISTS = 4
 """Distinct orders that stage 3 lays out with every further layout."""
@@ -90,7 +92,10 @@ def _evaluate(
 def _order(spec: OrderSpec) -> list[int]:
     """Worker: the order `spec` describes."""
     graph, target = context()
-    order = mpas(graph, target, spec.mpas)
+    if isinstance(spec.start, MpasOptions):
+        order = mpas(graph, target, spec.start)
+    else:
+        order = reuse_order(graph, target, spec.start)
     for pre in spec.prefetches:
         order = prefetch(graph, order, target, pre)
     return order
