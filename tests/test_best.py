@@ -1,0 +1,101 @@
+"""`dan-best`: valid plans, ranked by the objective, the same whatever the number of workers."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dan.dialect.replay import order_peaks, replay
+from dan.dialect.target import CONTEST
+from dan.lowering.generate import random_kernel, tiled_matmul
+from dan.passes.dan.mpas_options import MpasOptions
+from dan.passes.dan.mpas_search import mpas_schedule
+from dan.passes.pipeline.options import OptionError
+from dan.passes.search.best_options import OBJECTIVES, BestOptions
+from dan.passes.search.best_portfolio import L0_DOUBLE, layouts, orders
+from dan.passes.search.best_search import best, rank
+from dan.passes.search.prefetch_order import prefetch
+from dan.passes.search.tune_options import TuneOptions
+from dan.passes.search.tuning import tune
+
+SMALL = 12_000
+"""A budget that covers the whole order list on the small graphs below, and a few layouts."""
+
+
+@pytest.mark.parametrize("objective", list(OBJECTIVES))
+def test_plan_is_valid_and_independent_of_workers(objective: str) -> None:
+    graph = random_kernel(3, ops=50)
+    alone = best(graph, CONTEST, BestOptions(objective=objective, jobs=1, work=SMALL))
+    pooled = best(graph, CONTEST, BestOptions(objective=objective, jobs=2, work=SMALL))
+    assert alone.metrics.valid and replay(graph, alone.plan, CONTEST).valid
+    assert (alone.plan.order, alone.plan.offsets, alone.plan.spills) == (pooled.plan.order, pooled.plan.offsets, pooled.plan.spills)
+    assert (alone.order, alone.layout) == (pooled.order, pooled.layout)
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_makespan_is_no_worse_than_tune(seed: int) -> None:
+    """The portfolio's first layout is tune's, and its orders include tune's, so with a
+    budget for every order the makespan objective never loses to `tune`."""
+    graph = random_kernel(seed, ops=30)
+    tuned = tune(graph, CONTEST, TuneOptions())
+    found = best(graph, CONTEST, BestOptions(objective="makespan", jobs=1, work=len(orders("makespan")) * 4 * graph.n))
+    assert found.metrics.valid
+    assert rank(found.metrics, "makespan") <= (tuned.metrics.makespan, tuned.metrics.extra_traffic, tuned.metrics.peak_l1_ub)
+
+
+def test_peak_objective_keeps_the_l0_rule_and_mpas_peak() -> None:
+    graph = tiled_matmul(2, 2, 3)
+    found = best(graph, CONTEST, BestOptions(objective="peak", jobs=1, work=SMALL))
+    result = mpas_schedule(graph, CONTEST, MpasOptions())
+    assert result.forced == 0
+    assert found.metrics.l0_rule and found.metrics.valid
+    assert found.metrics.peak_l1_ub <= order_peaks(graph, result.order, CONTEST)[0]
+
+
+def test_budget_cuts_the_portfolio_by_node_count() -> None:
+    graph = random_kernel(5, ops=40)
+    one = best(graph, CONTEST, BestOptions(objective="traffic", jobs=1, work=1))
+    assert (one.orders_tried, one.layouts_tried) == (1, 1)
+    wide = best(graph, CONTEST, BestOptions(objective="traffic", jobs=1, work=10**9))
+    assert wide.orders_tried == len(orders("traffic"))
+    assert wide.layouts_tried > wide.orders_tried // 2
+    assert rank(wide.metrics, "traffic") <= rank(one.metrics, "traffic")
+
+
+def test_rank_orders_metrics_by_objective() -> None:
+    graph = random_kernel(9, ops=30)
+    metrics = replay(graph, best(graph, CONTEST, BestOptions(jobs=1, work=1)).plan, CONTEST)
+    m = metrics
+    assert rank(m, "makespan") == (m.makespan, m.extra_traffic, m.peak_l1_ub)
+    assert rank(m, "traffic") == (m.extra_traffic, m.spill_count, m.makespan, m.peak_l1_ub)
+    assert rank(m, "peak") == (int(not m.l0_rule), m.peak_l1_ub, m.extra_traffic, m.makespan)
+
+
+def test_l0_double_buffering_stays_within_capacity() -> None:
+    """`prefetch{l0-rule=false}` may keep two L0 buffers live, never more than fit."""
+    graph = tiled_matmul(2, 2, 4)
+    order = mpas_schedule(graph, CONTEST).order
+    doubled = prefetch(graph, order, CONTEST, L0_DOUBLE)
+    assert doubled != order
+    _, peaks, l0_rule = order_peaks(graph, doubled, CONTEST)
+    assert not l0_rule
+    for tier in L0_DOUBLE.tiers:
+        t = CONTEST.tier_index[tier]
+        assert peaks[t] <= CONTEST.capacity[t]
+
+
+def test_every_portfolio_entry_is_distinct() -> None:
+    for objective in OBJECTIVES:
+        assert len(set(orders(objective))) == len(orders(objective))
+        assert len(set(layouts(objective))) == len(layouts(objective))
+
+
+def test_bad_options_are_one_line_errors() -> None:
+    with pytest.raises(OptionError, match=r"'objective' of pass 'dan-best'.*'speed' \(valid: peak, traffic, makespan\)"):
+        BestOptions(objective="speed")
+    with pytest.raises(OptionError, match="'jobs'"):
+        BestOptions(jobs=-1)
+    with pytest.raises(OptionError, match="'work'"):
+        BestOptions(work=0)
