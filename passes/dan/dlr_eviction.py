@@ -4,9 +4,10 @@ A policy (`Evict`, one per name of `POLICIES`) is called when a buffer fits no f
 segment of its tier. It spills only residents of that tier that the current node does
 not touch (the *protected* buffers stay) and returns the offset of a window that now
 fits the buffer, with that range taken, or None, having spilled nothing, when even
-evicting every unprotected resident leaves no room. `cost` clears the contiguous window
-with the best reuse distance per unit of spill cost (`spill_cost`); `lru` and `belady`
-evict in rank order until a window fits, then undo the evictions the placement does
+evicting every unprotected resident leaves no room. `cost` (and `planned`, pricing
+victims by an up-front eviction plan) clears the contiguous window
+with the best reuse distance per unit of spill cost (`spill_cost`); `lru`, `belady` and
+`belady-cost` evict in rank order until a window fits, then undo the evictions the placement does
 not overlap. Nothing here imports xDSL.
 """
 
@@ -126,6 +127,7 @@ def _victims(
     # the release finish: that of SPILL_OUT(c) if emitted now at the end (timing rule)
     pipe = scan.target.spill_out_pipe
     pipe_free = scan.pipe_free[pipe] if pipe >= 0 else 0
+    planned = scan.planned
     out: list[tuple[float, float, float, int, int] | None] = []
     for _, _, c in blocks:
         if c < 0 or c in protected:
@@ -138,7 +140,12 @@ def _victims(
             released = touch_finish[c] if touch_finish[c] > pipe_free else pipe_free
             released += out_cycles[c]
         need = needs[c]
-        if k == len(need) - 1:
+        if planned is not None:  # a planned victim costs nothing now, any other its cost
+            if (c, k) in planned:
+                out.append((0.0, cost, _INF, last_touch[c], released))
+            else:
+                out.append((cost, 0.0, float(need[k] - i), last_touch[c], released))
+        elif k == len(need) - 1:
             out.append((0.0, cost, _INF, last_touch[c], released))
         else:
             out.append((cost, 0.0, float(need[k] - i), last_touch[c], released))
@@ -152,6 +159,14 @@ Rank = Callable[["Scan", int, int], float]
 def _next_use_rank(scan: Scan, c: int, i: int) -> float:
     """Farthest next use first; a dead buffer before any other."""
     return _INF if scan.is_dead(c) else float(scan.next_need(c) - i)
+
+
+def _cost_weighted_rank(scan: Scan, c: int, i: int) -> float:
+    """Farthest next use per unit of spill cost, times the room freed; a dead buffer
+    before any other."""
+    if scan.is_dead(c):
+        return _INF
+    return float(scan.next_need(c) - i) * scan.footprint[c] / max(scan.spill_cost[c], 1e-9)
 
 
 def _lru_rank(scan: Scan, c: int, i: int) -> float:
@@ -193,6 +208,8 @@ EVICTIONS: dict[str, Evict] = {
     "cost": _evict_cheapest_window,
     "lru": _ranked_eviction(_lru_rank),
     "belady": _ranked_eviction(_next_use_rank),
+    "belady-cost": _ranked_eviction(_cost_weighted_rank),
+    "planned": _evict_cheapest_window,
 }
 """Eviction policy functions by name (`POLICIES`, `DlrOptions.policy`)."""
 

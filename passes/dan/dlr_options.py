@@ -14,10 +14,13 @@ from dataclasses import dataclass
 
 from dan.passes.pipeline.options import check_at_least, check_choice
 
-POLICIES: tuple[str, ...] = ("cost", "lru", "belady")
+POLICIES: tuple[str, ...] = ("cost", "lru", "belady", "belady-cost", "planned")
 """Eviction policy names (`DlrOptions.policy`): `cost` clears the contiguous window
-with the best reuse distance per unit of spill cost; `lru` and `belady` evict in rank
-order (least recently used, farthest next use) until a window fits."""
+with the best reuse distance per unit of spill cost; `lru`, `belady` and `belady-cost`
+evict in rank order (least recently used, farthest next use, farthest next use times
+footprint per unit of spill cost) until a window fits; `planned` plans every eviction
+of the order up front (`dlr_eviction_plan`) and clears windows of planned victims
+first."""
 
 
 @dataclass(frozen=True)
@@ -32,8 +35,11 @@ class DlrOptions:
 
     policy: str = "cost"
     """Eviction policy, a key of `POLICIES`: `cost` (L1/UB by reuse distance per unit of
-    spill cost, L0 tiers by next use), `lru` (least recently used) or `belady` (farthest
-    next use in every tier). `cost` and `belady` evict a dead buffer first."""
+    spill cost, L0 tiers by next use), `lru` (least recently used), `belady` (farthest
+    next use in every tier) or `belady-cost` (largest next-use distance times footprint
+    over spill cost: far, large and cheap to reload goes first) or `planned` (`cost`'s
+    windows, a victim the up-front eviction plan evicts there costing nothing, any other
+    its spill cost). `cost`, `belady` and `belady-cost` evict a dead buffer first."""
     l_byte: float = 1.0
     """Weight of a spill's DDR traffic (size units) in the `cost` score."""
     l_cyc: float = 1.0
@@ -62,9 +68,12 @@ class DlrOptions:
     reload: its SPILL_OUT's finish and its pipe; for an ALLOC: its edges and its first
     user's pipe) scores `1 + stall` times worse; `inf`: such a window is taken only
     when every window is one; 0: timing plays no part in eviction."""
+    plan_effort: float = 5.0
+    """`planned` policy: CP-SAT's deterministic time limit for the eviction plan when
+    OR-Tools is installed (0: next-use eviction's plan, without CP-SAT)."""
     tie_break: str = "index"
-    """`lru` and `belady` victims of equal rank: lowest buffer index (`index`) or least
-    recently touched first (`lru`)."""
+    """`lru`, `belady` and `belady-cost` victims of equal rank: lowest buffer index
+    (`index`) or least recently touched first (`lru`)."""
 
     def __post_init__(self) -> None:
         check_choice("dlr", "policy", self.policy, POLICIES)
@@ -74,7 +83,7 @@ class DlrOptions:
         check_choice("dlr", "spill_out", self.spill_out, RELOADS)
         check_choice("dlr", "tie_break", self.tie_break, TIE_BREAKS)
         check_at_least("dlr", "alignment", self.alignment, 1)
-        for option in ("l_byte", "l_cyc", "early_window", "stall"):
+        for option in ("l_byte", "l_cyc", "early_window", "stall", "plan_effort"):
             check_at_least("dlr", option, getattr(self, option), 0)
 
 

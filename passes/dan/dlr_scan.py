@@ -42,6 +42,8 @@ from dan.dialect.graph import ALLOC, FREE, KernelGraph, Plan
 from dan.dialect.target import Core
 from dan.dialect.timing import pipe_start, ready_time
 from dan.passes.dan.dlr_eviction import EVICTIONS, spill_cost
+from dan.passes.dan.dlr_eviction_plan import eviction_plan
+from dan.passes.dan.dlr_plan_packing import planned_offsets
 from dan.passes.dan.dlr_free_space import FreeSegments, FreeSince
 from dan.passes.dan.dlr_options import DlrOptions
 from dan.passes.dan.dlr_output import Output
@@ -109,6 +111,22 @@ class Scan:
         self.base = 0
         """Earliest start of the placement being chosen, reuse edges aside."""
         self.spills: list[tuple[int, int]] = []
+        self.planned: frozenset[tuple[int, int]] | None = None
+        """`planned` policy: the gaps `(buffer, need index)` the eviction plan evicts over."""
+        self.plan_offsets: dict[tuple[int, int], int] = {}
+        """`planned` policy: the packed offset of each `(buffer, placement index)` in the
+        tiers whose plan packs; those tiers follow the plan exactly."""
+        self.placements = [0] * nbuf
+        """How many times each buffer has been placed (its ALLOC, then its reloads)."""
+        if options.policy == "planned":
+            self.planned = eviction_plan(graph, order, target, self.footprint, options.plan_effort)
+            alloc = [0] * nbuf
+            for i, v in enumerate(order):
+                if graph.kinds[v] == ALLOC:
+                    alloc[graph.node_bufs[v][0]] = i
+            self.plan_offsets = planned_offsets(
+                graph.buf_tier, target.capacity, alloc, self.needs, self.footprint, self.planned, options.plan_effort
+            )
 
     def next_need(self, b: int) -> int:
         return self.needs[b][self.next_need_index[b]]
@@ -171,6 +189,8 @@ class Scan:
                 f = finish[v] = output.append(v, pipes[v], ready, cycles[v])
                 if f > touch_finish[b]:
                     touch_finish[b] = f
+                if self.plan_offsets:
+                    self._leave_as_planned(bufs)
                 continue
             for b in bufs:
                 if offset[b] < 0:
@@ -190,7 +210,16 @@ class Scan:
                     touch_finish[b] = f
             if kind == FREE:
                 self._release(bufs[0], at, f)
+            elif self.plan_offsets:
+                self._leave_as_planned(bufs)
         return Plan(output.order(), self.alloc_offset, self.spills)
+
+    def _leave_as_planned(self, bufs: tuple[int, ...]) -> None:
+        """Spill each of `bufs` whose next gap the plan evicts over, in a packed tier."""
+        for b in bufs:
+            if (b, self.next_need_index[b]) in self.planned and (b, self.placements[b]) in self.plan_offsets:
+                self.free_segments[self.graph.buf_tier[b]].give(self.offset[b], self.footprint[b])
+                self.spill_out(b)
 
     def _allocate(self, b: int, i: int, ready: int) -> int:
         """Place b for its ALLOC at position i, ready at `ready` by its edges; the ALLOC's
@@ -241,6 +270,7 @@ class Scan:
                 self._make_resident(b, off, i, at)
 
     def _make_resident(self, b: int, off: int, i: int, since: int) -> None:
+        self.placements[b] += 1
         self.offset[b] = off
         self.last_touch[b] = i
         self.touch_from[b] = since
@@ -290,17 +320,36 @@ class Scan:
             k = self.pending[b]
             if k >= 0:
                 self.base = pipe_start(self.finish[self.graph.n + 2 * k], self.target.spill_in_pipe, self.pipe_free)
-            off = self.fit(t, self.footprint[b])
-            if off is not None:
-                segments.take(off, self.footprint[b])
-            else:
-                off = self.evict(self, t, b, protected, i)
+            off = self._planned_fit(t, b, protected) if self.plan_offsets else None
+            if off is None:
+                off = self.fit(t, self.footprint[b])
+                if off is not None:
+                    segments.take(off, self.footprint[b])
+                else:
+                    off = self.evict(self, t, b, protected, i)
             if off is None:
                 for b2, off2 in placed:
                     segments.give(off2, self.footprint[b2])
                 return self._compact(t, needed, i)
             placed.append((b, off))
         return placed
+
+    def _planned_fit(self, t: int, b: int, protected: frozenset[int]) -> int | None:
+        """Take b's packed range (spilling any unprotected resident still in it), or
+        None when b has none or a protected buffer sits in it."""
+        off = self.plan_offsets.get((b, self.placements[b]))
+        if off is None:
+            return None
+        end = off + self.footprint[b]
+        inside = [c for c in self.residents[t] if self.offset[c] < end and off < self.offset[c] + self.footprint[c]]
+        if any(c in protected for c in inside):
+            return None
+        segments = self.free_segments[t]
+        for c in inside:
+            segments.give(self.offset[c], self.footprint[c])
+            self.spill_out(c)
+        segments.take(off, self.footprint[b])
+        return off
 
     def _compact(self, t: int, needed: list[int], i: int) -> list[tuple[int, int]]:
         """Spill all of tier t, then place `needed` and the node's own spilled buffers packed."""

@@ -1,0 +1,126 @@
+"""Offsets for the residencies an eviction plan leaves, packed off-line per tier.
+
+Given the evicted gaps of a plan (`dlr_eviction_plan`), each buffer's time in its tier
+splits into *residencies*: from its ALLOC (placement 0) or the reload for a need after
+an evicted gap (placement 1, 2, ...) through its last need before the next evicted gap
+(or its FREE). A residency is the inclusive position range `[start, end]`; two
+residencies of a tier conflict when their ranges share a position. `pack_tier` gives
+every residency of one tier an offset so that conflicting residencies never overlap in
+addresses, or None when its greedy packings all exceed the capacity: residencies by
+decreasing footprint (then longer first, then earlier), each at the lowest offset clear
+of the conflicting residencies already placed; then the same by start position (an
+on-line best fit would see them in that order); then, when OR-Tools is installed, CP-SAT
+with a no-overlap constraint over the (time, address) rectangles.
+
+Invariant of a packing: for every tier packed, `offset + footprint <= capacity`, and
+conflicting residencies are disjoint in addresses. Nothing here imports xDSL.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+Placement = tuple[int, int]
+"""`(buffer, placement index)`: 0 for the ALLOC, k for the buffer's k-th reload."""
+
+
+def residencies(
+    bufs: list[int], alloc: list[int], needs: list[list[int]], gaps: frozenset[tuple[int, int]]
+) -> list[tuple[Placement, int, int]]:
+    """`((buffer, placement), start, end)` for every residency of `bufs` under the plan."""
+    out: list[tuple[Placement, int, int]] = []
+    for b in bufs:
+        placement, start = 0, alloc[b]
+        need = needs[b]
+        for j, p in enumerate(need):
+            if (b, j) in gaps:
+                end = need[j - 1] if j else alloc[b]
+                out.append(((b, placement), start, end))
+                placement, start = placement + 1, p
+        out.append(((b, placement), start, need[-1] if need else alloc[b]))
+    return out
+
+
+def pack_tier(
+    spans: list[tuple[Placement, int, int]], footprint: list[int], capacity: int, effort: float
+) -> dict[Placement, int] | None:
+    """Offsets for the tier's residencies within `capacity`, or None (see module doc);
+    `effort` is CP-SAT's deterministic time limit (0: greedy packings only)."""
+    if not spans:
+        return {}
+    starts = np.array([s for _, s, _ in spans], dtype=np.int64)
+    ends = np.array([e for _, _, e in spans], dtype=np.int64)
+    sizes = np.array([footprint[key[0]] for key, _, _ in spans], dtype=np.int64)
+    by_size = sorted(range(len(spans)), key=lambda r: (-sizes[r], starts[r] - ends[r], starts[r], r))
+    by_start = sorted(range(len(spans)), key=lambda r: (starts[r], -sizes[r], r))
+    for sequence in (by_size, by_start):
+        offsets = _lowest_fit(sequence, starts, ends, sizes, capacity)
+        if offsets is not None:
+            return {spans[r][0]: int(offsets[r]) for r in range(len(spans))}
+    if effort > 0:
+        found = _exact_fit(starts.tolist(), ends.tolist(), sizes.tolist(), capacity, effort)
+        if found is not None:
+            return {spans[r][0]: found[r] for r in range(len(spans))}
+    return None
+
+
+def _exact_fit(starts: list[int], ends: list[int], sizes: list[int], capacity: int, effort: float) -> list[int] | None:
+    """Offsets from CP-SAT (rectangles fixed in time, free in address, no two
+    overlapping), or None: no OR-Tools, no packing, or none found within `effort`."""
+    try:
+        from ortools.sat.python import cp_model
+    except ImportError:
+        return None
+    model = cp_model.CpModel()
+    offsets, times, spaces = [], [], []
+    for r, (start, end, size) in enumerate(zip(starts, ends, sizes)):
+        off = model.new_int_var(0, capacity - size, f"offset_{r}")
+        offsets.append(off)
+        times.append(model.new_fixed_size_interval_var(start, end - start + 1, f"time_{r}"))
+        spaces.append(model.new_fixed_size_interval_var(off, size, f"space_{r}"))
+    model.add_no_overlap_2d(times, spaces)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.max_deterministic_time = effort
+    if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    return [int(solver.value(off)) for off in offsets]
+
+
+def _lowest_fit(
+    sequence: list[int], starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray, capacity: int
+) -> np.ndarray | None:
+    """Place residencies in `sequence` order at the lowest clear offset; None on overflow."""
+    offsets = np.full(len(sequence), -1, dtype=np.int64)
+    placed = np.zeros(len(sequence), dtype=bool)
+    for r in sequence:
+        clash = placed & (starts <= ends[r]) & (ends >= starts[r])
+        taken = sorted(zip(offsets[clash].tolist(), (offsets[clash] + sizes[clash]).tolist()))
+        off = 0
+        for lo, hi in taken:
+            if lo >= off + sizes[r]:
+                break
+            if hi > off:
+                off = hi
+        if off + sizes[r] > capacity:
+            return None
+        offsets[r] = off
+        placed[r] = True
+    return offsets
+
+
+def planned_offsets(
+    tiers: list[int], capacity: tuple[int, ...], alloc: list[int], needs: list[list[int]],
+    footprint: list[int], gaps: frozenset[tuple[int, int]], effort: float,
+) -> dict[Placement, int]:
+    """Offsets of every placement in the tiers where the plan evicts and a packing fits
+    (`tiers[b]` is buffer b's tier); the other tiers are left to on-line placement."""
+    evicting = {tiers[b] for b, _ in gaps}
+    out: dict[Placement, int] = {}
+    for t in sorted(evicting):
+        bufs = [b for b in range(len(footprint)) if tiers[b] == t and footprint[b]]
+        packed = pack_tier(residencies(bufs, alloc, needs, gaps), footprint, capacity[t], effort)
+        if packed is not None:
+            out.update(packed)
+    return out
