@@ -121,6 +121,8 @@ def plan_bounds(graph: KernelGraph, plan: Plan, target: Core, metrics: Metrics) 
     """`PlanBounds` of `plan`, whose replay gave `metrics`."""
     load = pipe_loads(graph.pipes, graph.cycles, len(target.pipes))
     for b, _ in plan.spills:
+        if not 0 <= b < len(graph.buf_size):
+            continue  # a spill of an unknown buffer: the replay has rejected the plan
         cost = target.spill_cycles(graph.buf_size[b])
         load[target.spill_out_pipe] += 0 if graph.buf_clean[b] else cost
         load[target.spill_in_pipe] += cost

@@ -62,32 +62,39 @@ def span_nodes(graph: KernelGraph, b: int, pos: list[int], mark: list[int], stam
     """The nodes of `b`'s span, or None when the search needs more than `steps` edge
     visits. `pos` is a topological position per node; `mark` holds per-node stamps,
     and `stamp` is fresh (two consecutive values are used)."""
-    alloc, free = graph.buf_alloc[b], graph.buf_free[b]
+    return _span(graph.buf_alloc[b], graph.buf_free[b], graph.preds, graph.succs, pos, mark, stamp, steps)
+
+
+def _span(
+    alloc: int, free: int, preds: list[list[int]], succs: list[list[int]], pos: list[int], mark: list[int],
+    stamp: int, steps: int,
+) -> list[int] | None:
+    """`span_nodes` on plain lists: the ancestors of `free` placed after `alloc` in the
+    order (stamp), then those of them that descend from `alloc` (stamp + 1)."""
     low = pos[alloc]
-    preds, succs = graph.preds, graph.succs
-    mark[free] = stamp  # ancestors of FREE(b) after ALLOC(b) in the order
+    mark[free] = stamp
     stack = [free]
+    pop, push = stack.pop, stack.append
     while stack:
-        x = stack.pop()
-        ps = preds[x]
+        ps = preds[pop()]
         steps -= len(ps)
         if steps < 0:
             return None
         for u in ps:
             if mark[u] < stamp and pos[u] >= low:
                 mark[u] = stamp
-                stack.append(u)
-    inside = stamp + 1  # ... that descend from ALLOC(b)
+                push(u)
+    inside = stamp + 1
     mark[alloc] = inside
     span = [alloc]
     stack = [alloc]
+    pop, push = stack.pop, stack.append
     while stack:
-        x = stack.pop()
-        for w in succs[x]:
+        for w in succs[pop()]:
             if mark[w] == stamp:
                 mark[w] = inside
                 span.append(w)
-                stack.append(w)
+                push(w)
     return span
 
 
@@ -104,11 +111,12 @@ def forced_live(graph: KernelGraph, target: Core, order: list[int], span_steps: 
     mark = [0] * n
     exact = 0
     size, tier, clean = graph.buf_size, graph.buf_tier, graph.buf_clean
+    allocs, frees, preds, succs = graph.buf_alloc, graph.buf_free, graph.preds, graph.succs
     for b in range(len(graph.buf_ids)):
         s = size[b]
         if not s:
             continue
-        span = span_nodes(graph, b, pos, mark, 2 * b + 1, span_steps)
+        span = _span(allocs[b], frees[b], preds, succs, pos, mark, 2 * b + 1, span_steps)
         if span is None:
             span = list(dict.fromkeys([graph.buf_alloc[b], graph.buf_free[b], *graph.buf_uses[b]]))
         else:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -156,3 +158,46 @@ def test_address_owners_match_a_per_address_array() -> None:
             assert owners.claim(off, end, v) == set(brute[off:end]) - {-1}
             brute[off:end] = [v] * (end - off)
         assert len(owners.starts) <= capacity
+
+
+def replay_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    from dan.tools.dan_replay import main
+
+    with pytest.raises(SystemExit) as e:
+        main(list(args))
+    return int(e.value.code or 0), capsys.readouterr().out
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_replay_reports_bounds_and_packing_beside_the_golden_metrics(case: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = replay_cli(capsys, str(workload(case)), "--plan", str(golden_dir(case)), "--json")
+    got = json.loads(out)
+    assert code == 0 and {k: got[k] for k in expected(case)["plan"]} == expected(case)["plan"]
+    for metric, b in got["bounds"].items():
+        assert b["bound"] <= got[metric] and b["ratio"] == (round(got[metric] / b["bound"], 6) if b["bound"] else None if got[metric] else 1.0)
+    span = got["bounds"]["makespan"]
+    assert span["bound"] == max(span[k] for k in ("pipe_load", "critical_path", "pipe_window", "capacity_window"))
+    assert span["pipe_load"] <= span["plan_pipe_load"] <= got["makespan"]
+    assert got["bounds"]["peak_l1_ub"]["bound"] == max(got["bounds"]["peak_l1_ub"]["footprint"], got["bounds"]["peak_l1_ub"]["forced_live"])
+    packing = got["packing"]
+    assert packing["conflict_free"] is True
+    assert all(t["max_live"] <= t["capacity"] for t in packing["tiers"].values())
+    code, text = replay_cli(capsys, str(workload(case)), "--plan", str(golden_dir(case)))
+    assert f"  makespan:      {got['makespan']}  (bound {span['bound']}, ratio {got['makespan'] / span['bound']:.3f})" in text
+    assert "  conflict-free: yes" in text.splitlines()
+
+
+def test_replay_says_an_overlapping_layout_is_not_conflict_free(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    g = two_buffers()
+    plan = Plan([0, 1, 2, 3, 4, 5, 6], offsets=[0, 50])
+    for path, text in plan_texts(g, plan, tmp_path).items():
+        path.write_text(text)
+    graph_file = tmp_path / "two.json"
+    from dan.lowering.graph_files import write_graph_json
+
+    write_graph_json(g, graph_file)
+    code, out = replay_cli(capsys, str(graph_file), "--plan", str(tmp_path), "--json")
+    got = json.loads(out)
+    assert code == 2 and got["packing"]["conflict_free"] is False and got["bounds"]["makespan"]["ratio"] is None
+    code, text = replay_cli(capsys, str(graph_file), "--plan", str(tmp_path))
+    assert "  conflict-free: no" in text and "  makespan:      -  (bound 40, ratio -)" in text

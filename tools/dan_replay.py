@@ -1,30 +1,58 @@
-"""dan-replay: validate a plan and print what it costs (MODEL.md)."""
+"""dan-replay: validate a plan and print what it costs (MODEL.md), each metric beside its
+best lower bound (`dan.dialect.bounds`) and their ratio, and each tier's packing."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
+from dan.dialect.bounds import (
+    GraphBounds, PlanBounds, best_bounds, bounds_summary, graph_bounds, metric_ratios, plan_bounds, ratio,
+)
 from dan.dialect.replay import Metrics, replay
-from dan.dialect.target import load_target
+from dan.dialect.target import Core, load_target
 from dan.lowering.frontends import is_graph_input, load_kernels
 from dan.lowering.plan_files import read_plan
 from dan.tools.cli import CliError, add_version, run, write_stdout
 
 
-def report_lines(name: str, m: Metrics) -> list[str]:
+def _ratio_text(r: float | None) -> str:
+    return "-" if r is None else f"{r:.3f}"
+
+
+def _with(value: object, bound: int, r: float | None) -> str:
+    """`VALUE  (bound B, ratio R)`: the metric beside its best lower bound."""
+    return f"{value}  (bound {bound}, ratio {'inf' if r is None and value != '-' else _ratio_text(r)})"
+
+
+def report_lines(name: str, m: Metrics, gb: GraphBounds, pb: PlanBounds, layout: bool, target: Core) -> list[str]:
+    """The human report: each metric beside its best lower bound and the ratio, then
+    the bounds' parts and each tier's packing (most bytes resident at once of capacity)."""
+    best = best_bounds(gb, layout)
+    ratios = metric_ratios(m, best)
+    plan_ratio = ratio(m.makespan, pb.plan_pipe_load) if m.valid else None
     lines = [f"kernel {name}: {'valid' if m.valid else 'INVALID'}"]
     if m.violation is not None:
         lines.append(f"  violation ({m.violation.kind}): {m.violation.message}")
     tiers = ", ".join(f"{t} {p}" for t, p in m.tier_peaks.items())
     lines += [
-        f"  peak L1+UB:    {m.peak_l1_ub}",
+        f"  peak L1+UB:    {_with(m.peak_l1_ub, best['peak_l1_ub'], ratios['peak_l1_ub'])}",
         f"  tier peaks:    {tiers}",
         f"  L0 rule:       {'kept' if m.l0_rule else 'broken'}",
-        f"  spills:        {m.spill_count}",
-        f"  extra traffic: {m.extra_traffic}",
-        f"  makespan:      {m.makespan if m.valid else '-'}",
+        f"  spills:        {_with(m.spill_count, best['spill_count'], ratios['spill_count'])}",
+        f"  extra traffic: {_with(m.extra_traffic, best['extra_traffic'], ratios['extra_traffic'])}",
+        f"  makespan:      {_with(m.makespan if m.valid else '-', best['makespan'], ratios['makespan'])}",
+        f"  busiest pipe:  {pb.plan_pipe} {pb.plan_pipe_load} with this plan's spills (makespan / it {_ratio_text(plan_ratio)})",
+        f"  bounds:        peak: footprint {gb.footprint}, forced live {gb.forced_live}; makespan: {gb.busiest_pipe} "
+        f"{gb.pipe_load}, critical path {gb.critical_path}, pipe window {gb.pipe_window}, "
+        f"with forced spills {gb.capacity_window if layout else 0}",
     ]
+    if pb.max_live is not None:
+        live = ", ".join(f"{t} {pb.max_live[t]}/{c}" for t, c in zip(target.tiers, target.capacity))
+        lines.append(f"  packing:       {live} (most bytes resident at once/capacity)")
+    if layout:
+        free = {True: "yes", False: "no", None: "unknown (another violation first)"}[pb.conflict_free]
+        lines.append(f"  conflict-free: {free}")
     return lines
 
 
@@ -50,10 +78,13 @@ def main(argv: list[str] | None = None) -> None:
                 plan = read_plan(graph, args.plan)
             m = replay(graph, plan, tgt)
             ok &= m.valid
+            gb, pb = graph_bounds(graph, tgt), plan_bounds(graph, plan, tgt, m)
+            layout = plan.offsets is not None
             if args.json:
-                out.append(json.dumps({"kernel": graph.name, "target": tgt.name, **m.summary()}, sort_keys=True))
+                extra = bounds_summary(gb, pb, m, tgt, layout)
+                out.append(json.dumps({"kernel": graph.name, "target": tgt.name, **m.summary(), **extra}, sort_keys=True))
             else:
-                out.extend(report_lines(graph.name, m))
+                out.extend(report_lines(graph.name, m, gb, pb, layout, tgt))
         write_stdout("\n".join(out) + "\n")
         return 0 if ok else 2
 
