@@ -1,10 +1,10 @@
-// RUN: dan-opt %s --split-input-file -p cpe | filecheck %s
+// RUN: dan-opt %s --split-input-file -p 'cpe{move-events=false}' | filecheck %s
 // RUN: dan-opt %s --split-input-file -p 'cpe{passes=0}' | filecheck %s --check-prefix=NONE
-// RUN: dan-opt %s --split-input-file -p cpe,verify-plan | dan-replay - | filecheck %s --check-prefix=TIME
-// RUN: dan-opt %s --split-input-file -p 'cpe{move-events=true},verify-plan' | dan-replay - | filecheck %s --check-prefix=EVENTS
+// RUN: dan-opt %s --split-input-file -p 'cpe{move-events=false},verify-plan' | dan-replay - | filecheck %s --check-prefix=TIME
+// RUN: dan-opt %s --split-input-file -p 'cpe,verify-plan' | dan-replay - | filecheck %s --check-prefix=EVENTS
 
-// Test that CPE swaps two COPY_INs on MTE2 when the short one feeds the critical
-// chain: COPY_IN x 0-100, COPY_IN y 100-110, EXP 110-210 (makespan 210) becomes
+// Test that CPE (move-events=false) swaps two COPY_INs on MTE2 when the short one
+// feeds the critical chain: COPY_IN x 0-100, COPY_IN y 100-110, EXP 110-210 (makespan 210) becomes
 // COPY_IN y 0-10, EXP 10-110, COPY_IN x 10-110 (makespan 110). ALLOCs and FREEs stay.
 // With no sweeps (passes=0) the kernel is left exactly as written.
 
@@ -41,9 +41,9 @@ dan.kernel @swap {
 
 // -----
 
-// Test that CPE keeps every event in place: ALLOC y sits between the two COPY_INs,
-// so y's load cannot take x's slot and the order (makespan 210) stays. With
-// move-events the ALLOC moves along with its load (no lifetime grows): 110.
+// Test that CPE with move-events=false keeps every event in place: ALLOC y sits
+// between the two COPY_INs, so y's load cannot take x's slot and the order (makespan
+// 210) stays. By default the ALLOC moves along with its load (no lifetime grows): 110.
 
 // CHECK-LABEL: dan.kernel @pinned
 // TIME: kernel pinned: valid

@@ -1,5 +1,5 @@
 // RUN: dan-opt %s --split-input-file -p test-print-timeline | filecheck %s
-// RUN: dan-opt %s --split-input-file -p cpe,test-print-timeline | filecheck %s --check-prefix=CPE
+// RUN: dan-opt %s --split-input-file -p 'cpe{re-place=false}',test-print-timeline | filecheck %s --check-prefix=CPE
 // RUN: xdsl-opt %s --split-input-file -p test-print-timeline | filecheck %s
 
 // Test that each pipe lists its nodes in schedule order with the replay's start and

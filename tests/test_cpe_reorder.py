@@ -27,6 +27,10 @@ from dan.passes.dan.cpe_reorder import CpeError, cpe, keeps_lifetimes
 from tests.shared_data import CASES, SHARED
 
 BIG = Core("big", (1 << 30,) * 5)
+SLOTS = CpeOptions(move_events=False, re_place=False)
+"""The paper's strict neighbourhood: operations among operation slots, every offset kept."""
+EVENTS = CpeOptions(re_place=False)
+"""Moving events under the lifetime rule, every offset kept."""
 
 
 # -- helpers -----------------------------------------------------------------------------
@@ -86,11 +90,21 @@ def check_cpe(graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions 
     assert after.makespan <= before.makespan
     if out.order != plan.order:
         assert after.makespan < before.makespan
-    if not options.move_events:
+    if not options.move_events and not options.re_place:
         assert fixed_positions(graph, out) == fixed_positions(graph, plan)
+    elif not options.move_events:  # only SPILL_OUTs move up, besides operations
+        assert staying_events(graph, out.order) == staying_events(graph, plan.order)
     check_peaks_kept(graph, plan, out, target)
-    assert out.offsets == plan.offsets and out.spills == plan.spills
+    assert (after.spill_count, after.extra_traffic) == (before.spill_count, before.extra_traffic)
+    assert [b for b, _ in out.spills] == [b for b, _ in plan.spills]
+    if not options.re_place:
+        assert out.offsets == plan.offsets and out.spills == plan.spills
     return out
+
+
+def staying_events(graph: KernelGraph, order: list[int]) -> list[int]:
+    """The ALLOCs, FREEs and SPILL_INs of `order`, in order."""
+    return [v for v in order if (v < graph.n and graph.kinds[v] != OP) or (v >= graph.n and (v - graph.n) % 2)]
 
 
 def distinct_offsets(graph: KernelGraph) -> list[int]:
@@ -309,7 +323,7 @@ def test_operation_leaves_the_mte2_slot_before_a_fixed_spill_in() -> None:
     graph, plan = spill_example()
     so, si = graph.n, graph.n + 1
     assert replay(graph, plan, CONTEST).makespan == 988
-    out = check_cpe(graph, plan, CONTEST)
+    out = check_cpe(graph, plan, CONTEST, SLOTS)
     assert out.order == [0, 1, 2, so, 3, 5, 6, si, 4, 7, 8, 9, 10]
     assert replay(graph, out, CONTEST).makespan == 698
 
@@ -326,8 +340,8 @@ def test_an_alloc_between_the_copies_pins_them_unless_events_move() -> None:
     past a fixed ALLOC into y's; with `move_events` the ALLOC moves along."""
     graph, _ = swap_example()
     plan = Plan([0, 2, 1, 3, 4, 5, 6], [0, 64], [])
-    assert check_cpe(graph, plan, CONTEST).order == plan.order
-    out = check_cpe(graph, plan, CONTEST, CpeOptions(move_events=True))
+    assert check_cpe(graph, plan, CONTEST, SLOTS).order == plan.order
+    out = check_cpe(graph, plan, CONTEST, EVENTS)
     assert out.order == [0, 1, 3, 2, 4, 5, 6]
     assert replay(graph, out, CONTEST).makespan == 110
 
@@ -366,7 +380,7 @@ def test_a_spill_in_is_hoisted_with_moving_events() -> None:
     """With `move_events` the SPILL_IN itself moves ahead of the long COPY_IN on MTE2."""
     graph, plan = spill_example()
     so, si = graph.n, graph.n + 1
-    out = check_cpe(graph, plan, CONTEST, CpeOptions(move_events=True))
+    out = check_cpe(graph, plan, CONTEST, EVENTS)
     assert out.order == [0, 1, 2, so, 3, 5, si, 4, 6, 7, 8, 9, 10]
     assert replay(graph, out, CONTEST).makespan == 698
 
@@ -408,17 +422,19 @@ def test_random_plans_with_moving_events_stay_valid_and_never_get_slower() -> No
 @settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 10_000), window=st.integers(1, 24), passes=st.integers(0, 4),
-    kind=st.integers(0, 2), move_events=st.booleans(),
+    kind=st.integers(0, 2), move_events=st.booleans(), re_place=st.booleans(),
 )
-def test_every_option_combination_stays_valid(seed: int, window: int, passes: int, kind: int, move_events: bool) -> None:
+def test_every_option_combination_stays_valid(
+    seed: int, window: int, passes: int, kind: int, move_events: bool, re_place: bool
+) -> None:
     graph, plan = random_plans(seed)[kind]
-    check_cpe(graph, plan, BIG, CpeOptions(window=window, passes=passes, move_events=move_events))
+    check_cpe(graph, plan, BIG, CpeOptions(window, passes, move_events, re_place))
 
 
 def test_cpe_is_deterministic() -> None:
     for seed in range(10):
         graph, plan = random_plans(seed)[2]
-        for options in (CpeOptions(), CpeOptions(move_events=True)):
+        for options in (CpeOptions(), SLOTS, EVENTS):
             assert cpe(graph, plan, BIG, options).order == cpe(graph, plan, BIG, options).order
 
 
@@ -441,10 +457,11 @@ def test_moving_events_shortens_the_golden_plans(case: str) -> None:
 
 @pytest.mark.parametrize("case", CASES)
 def test_moving_events_shortens_the_mpas_dlr_plans(case: str) -> None:
-    """On MPAS + DLR plans only `move_events` finds moves; peaks and the L0 rule hold."""
+    """On MPAS + DLR plans the strict neighbourhood finds nothing; moving events does,
+    with or without re-placement; peaks and the L0 rule hold."""
     graph, plan = pipeline(case)
-    assert check_cpe(graph, plan, CONTEST).order == plan.order
-    for options in (CpeOptions(move_events=True), CpeOptions(window=32, passes=4, move_events=True)):
+    assert check_cpe(graph, plan, CONTEST, SLOTS).order == plan.order
+    for options in (EVENTS, CpeOptions(window=32, passes=4), CpeOptions(window=32, passes=4, re_place=False)):
         out = check_cpe(graph, plan, CONTEST, options)
         assert replay(graph, out, CONTEST).makespan < replay(graph, plan, CONTEST).makespan
 
@@ -484,7 +501,7 @@ def test_lazy_times_stay_exact_before_clean_and_kept_moves_never_slow_down(monke
     monkeypatch.setattr(timeline_cls, "try_segment", checked)
     for seed in range(24):
         graph, plan = random_plans(seed)[seed % 3]
-        for options in (CpeOptions(), CpeOptions(window=6, passes=3, move_events=True)):
+        for options in (CpeOptions(), SLOTS, CpeOptions(window=6, passes=3, re_place=False)):
             check_cpe(graph, plan, BIG, options)
     assert kept > 20
 
@@ -498,10 +515,11 @@ def test_cpe_pass_option_spellings() -> None:
         (arg,) = parse_pipeline(spec)
         return CpePass.from_pass_spec(arg)
 
-    assert parsed("cpe").move_events is False
+    assert parsed("cpe").move_events is True and parsed("cpe").re_place is True
+    assert parsed("cpe{move-events=false re-place=false}") == CpePass(move_events=False, re_place=False)
     assert parsed("cpe{move_events=true}") == CpePass(move_events=True)
     assert parsed("cpe{move-events=true window=16 passes=3}") == CpePass(16, 3, True)
-    assert str(CpePass(move_events=True).pipeline_pass_spec()) == "cpe{move_events=true}"
+    assert str(CpePass(move_events=False).pipeline_pass_spec()) == "cpe{move_events=false}"
     with pytest.raises(ValueError, match="option 'window' of pass 'cpe': must be >= 1, got 0"):
         parsed("cpe{window=0 move-events=true}")
 

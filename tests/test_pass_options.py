@@ -73,7 +73,7 @@ def test_dlr_spec_keeps_the_policy_and_weights_only() -> None:
 
 def test_tune_portfolio_is_spelled_as_the_passes_that_take_it() -> None:
     assert TunePass().prefetches == ("none", "prefetch", "prefetch{capacity-bound=false}")
-    assert TunePass().cpe == "cpe{window=32 passes=4 move-events=true}" == spell_pass(CpePass, WIDE_CPE)
+    assert TunePass().cpe == "cpe{window=32 passes=4}" == spell_pass(CpePass, WIDE_CPE)
     p = parsed('tune{prefetches="none","prefetch{lookahead=8}" dlrs="dlr","dlr{policy=lru}" cpe=none}')
     assert p.options() == TuneOptions(  # type: ignore[attr-defined]
         prefetches=(None, PrefetchOptions(lookahead=8)), dlrs=(DlrOptions(), DlrOptions(policy="lru")), cpe=None

@@ -12,14 +12,16 @@ from dan.passes.pipeline.pass_options import embed_options, embedded_options
 
 @embed_options(CpeOptions)
 class CpePass(PlanningPass):
-    """Critical path enhancement (see `dan.passes.dan.cpe_reorder`): layout and spills are
-    kept; the order changes only when the makespan strictly drops.
+    """Critical path enhancement (see `dan.passes.dan.cpe_reorder`): spills, lifetimes
+    and order-only peaks are kept; order and offsets change only when the makespan
+    strictly drops.
 
-    Options: the fields of `CpeOptions`, `cpe{window=8 passes=2 move-events=false}`.
-    xDSL turns `-` into `_` in option names, so `cpe{move-events=true}` is the same as
-    `cpe{move_events=true}`. Off (default), `move-events` moves only operations, among
-    operation slots, so lifetimes stay exactly as they were; on DLR plans that finds
-    nothing (each operation sits between its buffers' ALLOCs and FREEs).
+    Options: the fields of `CpeOptions`, `cpe{window=8 passes=2 move-events=true
+    re-place=true}`. xDSL turns `-` into `_` in option names, so `cpe{move-events=false}`
+    is the same as `cpe{move_events=false}`. `move-events=false re-place=false` is the
+    strict neighbourhood: only operations move, among operation slots, and every
+    offset stays; on DLR plans that finds nothing (each operation sits between its
+    buffers' ALLOCs and FREEs).
     """
 
     name = "cpe"
@@ -29,4 +31,4 @@ class CpePass(PlanningPass):
 
     def plan(self, view: KernelView) -> Plan:
         out = cpe(view.graph, view.plan, view.target, self.options())
-        return view.plan if out.order == view.plan.order else out  # unchanged: no rebuild
+        return view.plan if out == view.plan else out  # unchanged: no rebuild

@@ -14,7 +14,7 @@ slack against its dependency-only earliest start is 0, else through the previous
 on its pipe. A chain node `v` (position `i`) with slack > 0 waits for its pipe only; it
 can start earlier only if it overtakes same-pipe nodes before it. For every same-pipe
 node `u` at position `j` in `[i - W, i)`, nearest first, the candidates are:
-- default mode, both operations: swap them; move `v` into `u`'s slot (the operations
+- without `move_events`, both operations: swap them; move `v` into `u`'s slot (the operations
   between shift one operation slot later); move `u` into `v`'s slot (those between
   shift earlier). `u` fixed (a spill node): move `v` into the last operation slot
   before `u`; `v` fixed: move `u` into the first operation slot after `v`.
@@ -123,7 +123,7 @@ class Reorder:
         tl.try_segment(*best_move, keep=True)
         return True
 
-    # default mode: operations among operation slots
+    # without move_events: operations among operation slots
 
     def slot_candidates(self, j: int, i: int, u_moves: bool, v_moves: bool, window: int) -> list[tuple[int, int, bool]]:
         """(from, to, is_swap) moves that put the node at `i` before the one at `j < i`."""

@@ -1,5 +1,6 @@
-"""CPE's options: how far and how often the critical-path reordering searches, and
-whether ALLOC, FREE and spill nodes may move. Plain data: nothing here imports the
+"""CPE's options: how far and how often the critical-path reordering searches,
+whether ALLOC, FREE and spill nodes may move, and whether placements may take other
+address ranges. Plain data: nothing here imports the
 reordering or xDSL.
 
 Invariant: every `CpeOptions` is valid (`window >= 1`, `passes >= 0`); its
@@ -21,11 +22,18 @@ class CpeOptions:
     """W: how far, in positions, a move around a pipe-bound critical node may reach (>= 1)."""
     passes: int = 2
     """P: sweeps over the critical chain; a sweep that keeps nothing ends the search (>= 0)."""
-    move_events: bool = False
+    move_events: bool = True
     """Let ALLOC, FREE and spill nodes move too, under the lifetime rule (`dan.passes.dan.cpe_reorder`'s
     docstring): no FREE that came before an ALLOC comes after it, so the order-only
     peaks and the L0 rule stay or improve. Offsets and spills stay valid. Off: every
-    event keeps its position."""
+    event keeps its position (on DLR plans that pins every operation)."""
+
+    re_place: bool = True
+    """Before reordering, let placements take earlier address ranges
+    (`dan.passes.dan.cpe_replace`): each SPILL_OUT moves up to just after the last node
+    it waits for, and an ALLOC or SPILL_IN whose own range makes it wait takes the range,
+    free throughout its residency in the order, released earliest. Offsets change;
+    lifetimes, spills and every order-only metric stay. Off: every offset stays."""
 
     def __post_init__(self) -> None:
         check_at_least("cpe", "window", self.window, 1)
