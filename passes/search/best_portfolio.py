@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from dan.dialect.target import Core
 from dan.passes.dan.cpe_options import CpeOptions
 from dan.passes.dan.dlr_options import DlrOptions
 from dan.passes.dan.mpas_options import POLICIES, MpasOptions
@@ -48,19 +49,39 @@ L0 buffer may run while the previous one is still in use. Breaks the L0 rule, wh
 binds only the order-only peak."""
 
 
-def orders(objective: str) -> list[OrderSpec]:
-    """The orders tried for `objective`, strongest first. Every MPAS order keeps the L0
-    rule (MPAS without the rule moves residency into L0 and spills far more). The
-    reuse orders (banded traversals that reload less) lead for the layout objectives;
-    the double-buffered variants, which break the L0 rule, serve those only."""
+def all_moves(target: Core) -> PrefetchOptions:
+    """`LOADS` for every data-movement pipe of `target`: copies out of UB and L0C start
+    early too, so the compute that waits for them (on FlashAttention, VECTOR) idles less."""
+    return replace(LOADS, pipes=tuple(p for p in target.pipes if p in target.dma_pipes))
+
+
+def orders(objective: str, target: Core) -> list[OrderSpec]:
+    """The orders tried for `objective` on `target`, strongest first. Every MPAS order
+    keeps the L0 rule (MPAS without the rule moves residency into L0 and spills far
+    more); so does prefetch, except the double-buffered variants, which serve the
+    layout objectives only. The reuse orders (banded traversals that reload less) lead
+    for those. A prefetch setting that names a pipe or tier `target` lacks is skipped."""
     policies = [MpasOptions(policy) for policy in POLICIES]
-    reuse = ReuseOptions()
+    reuse, moves = ReuseOptions(), all_moves(target)
     if objective == "peak":
         chosen = [OrderSpec(p, (LOADS,)) for p in policies] + [OrderSpec(p) for p in policies]
-        return chosen + [OrderSpec(p, (LOADS_PEAK,)) for p in policies] + [OrderSpec(reuse, (LOADS,))]
+        chosen += [OrderSpec(p, (LOADS_PEAK,)) for p in policies] + [OrderSpec(p, (moves,)) for p in policies]
+        return _usable(chosen + [OrderSpec(reuse, (LOADS,))], target)
     chosen = [OrderSpec(reuse, (LOADS,)), OrderSpec(reuse)] + [OrderSpec(p, (LOADS,)) for p in policies]
+    chosen += [OrderSpec(p, (moves,)) for p in policies] + [OrderSpec(reuse, (moves,))]
     chosen += [OrderSpec(reuse, (LOADS, L0_DOUBLE))] + [OrderSpec(p, (LOADS, L0_DOUBLE)) for p in policies]
-    return chosen + [OrderSpec(p) for p in policies] + [OrderSpec(p, (LOADS_PEAK,)) for p in policies]
+    chosen += [OrderSpec(p, (moves, L0_DOUBLE)) for p in policies]
+    chosen += [OrderSpec(p) for p in policies] + [OrderSpec(p, (LOADS_PEAK,)) for p in policies]
+    return _usable(list(dict.fromkeys(chosen)), target)
+
+
+def _usable(chosen: list[OrderSpec], target: Core) -> list[OrderSpec]:
+    """The specs whose prefetch settings name only pipes and tiers `target` has."""
+    return [
+        spec
+        for spec in chosen
+        if all(set(pre.pipes) <= set(target.pipes) and set(pre.tiers) <= set(target.tiers) for pre in spec.prefetches)
+    ]
 
 
 _BASE = DlrOptions()
@@ -72,6 +93,7 @@ def layouts(objective: str) -> list[LayoutSpec]:
         _BASE,
         replace(_BASE, policy="lru"),
         replace(_BASE, stall=float("inf")),
+        replace(_BASE, stall=float("inf"), placement="timed"),
         replace(_BASE, placement="timed"),
         replace(_BASE, policy="belady"),
         replace(_BASE, reload="early", spill_out="early"),

@@ -4,7 +4,7 @@
 `dan.passes.search.best_portfolio`, each stage a batch of independent candidates that
 a `Runner` spreads over worker processes:
 
-1. every order of `orders(objective)` (MPAS, then prefetch), with its order-only peak;
+1. every order of `orders(objective, target)` (MPAS or the reuse order, then prefetch);
 2. each distinct order laid out by the first layout (DLR, CPE, replay);
 3. the `FINALISTS` best distinct orders of stage 2, each laid out by every further
    layout, layout by layout, while the budget lasts.
@@ -59,7 +59,7 @@ def best(graph: KernelGraph, target: Core, options: BestOptions = BestOptions())
     """The best plan of the portfolio for `options.objective`; see the module docstring.
     Raises BestError when no candidate gives a valid plan."""
     units = max(1, options.work // max(1, graph.n))
-    order_specs = orders(options.objective)[: max(1, units // (1 + LAYOUT_UNITS))]
+    order_specs = orders(options.objective, target)[: max(1, units // (1 + LAYOUT_UNITS))]
     layout_specs = layouts(options.objective)
     units -= len(order_specs) * (1 + LAYOUT_UNITS)
     with Runner(graph, target, options.jobs) as runner:
