@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dan.dialect.bounds import GraphBounds, PlanBounds, best_bounds, bounds_summary, graph_bounds, plan_bounds
 from dan.dialect.graph import KernelGraph, Plan, input_order
 from dan.dialect.replay import Metrics, order_peaks, replay
 from dan.dialect.target import Core, load_target
@@ -32,7 +33,8 @@ from dan.tools.cli import USER_ERRORS, CliError, add_version, one_line, run
 
 ROOT = Path(__file__).resolve().parents[1]
 METHODS = tuple(PIPELINES)
-DAN = ("dan", "dan-tune")
+DAN = tuple(m for m in METHODS if m.startswith("dan"))
+"""Our methods: each gets a "vs best external" row (new `dan-*` pipelines too)."""
 EXTERNAL = ("hmcos", "cosma", "magis", "eda")
 METRICS = ("peak_l1_ub", "extra_traffic", "spill_count", "makespan")
 
@@ -46,6 +48,10 @@ class Run:
     stages: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Metrics] = field(default_factory=dict)
     """Intermediate plans (dan: `mpas+dlr`, `mpas+dlr-lru`, `mpas+dlr+cpe-events`)."""
+    bounds: PlanBounds | None = None
+    """What the final plan fixes: its busiest pipe with its spills, its packing."""
+    layout: bool = True
+    """The final plan has a layout (capacity binds it: spill bounds apply)."""
 
 
 def planning_passes(spec: str) -> list:
@@ -75,7 +81,9 @@ def run_method(method: str, graph: KernelGraph, target: Core) -> Run:
         view = plan_arrays(view, [p])
         stages[p.name] = stages.get(p.name, 0.0) + time.perf_counter() - t0
         after[p.name] = view.plan
-    run = Run(method, replay(graph, view.plan, target), stages)
+    metrics = replay(graph, view.plan, target)
+    run = Run(method, metrics, stages, bounds=plan_bounds(graph, view.plan, target, metrics),
+              layout=view.plan.offsets is not None)
     if method == "dan":
         run.extra = dan_variants(graph, after["mpas"], after["dlr"], target)
     return run
@@ -170,6 +178,31 @@ def tables345(results: dict[str, dict[str, Run]], graphs: dict[str, KernelGraph]
     }
 
 
+def bounds_table(results: dict[str, dict[str, Run]], bounds: dict[str, GraphBounds]) -> tuple[list[str], list[list[str]]]:
+    """Table 6: per workload and method, each metric beside its best lower bound
+    (`dan.dialect.bounds`) and `metric / bound`, then the plan's busiest pipe with its
+    own spill transfers and `makespan / that`. The bounds hold for every valid plan
+    of the workload (spill bounds: every plan with a layout)."""
+    head = ["workload", "method"]
+    for m in METRICS:
+        head += [m, f"{m} bound", f"{m} / bound"]
+    head += ["busiest pipe with spills", "makespan / busiest pipe"]
+    rows = []
+    for wl, runs in results.items():
+        for method, r in runs.items():
+            best = best_bounds(bounds[wl], r.layout)
+            row = [wl, method]
+            for m in METRICS:
+                value = getattr(r.metrics, m)
+                shown = m != "makespan" or r.metrics.valid
+                row += [_fmt(value) if shown else "-", _fmt(best[m]), _ratio(value, best[m]) if shown else "-"]
+            pb = r.bounds
+            row += [f"{pb.plan_pipe} {_fmt(pb.plan_pipe_load)}" if pb else "-",
+                    _ratio(r.metrics.makespan, pb.plan_pipe_load) if pb and r.metrics.valid else "-"]
+            rows.append(row)
+    return head, rows
+
+
 def stage_table(results: dict[str, dict[str, Run]]) -> tuple[list[str], list[list[str]]]:
     rows = []
     for wl, runs in results.items():
@@ -191,6 +224,14 @@ def csv_text(head: list[str], rows: list[list[str]]) -> str:
     w.writerow(head)
     w.writerows(rows)
     return out.getvalue()
+
+
+def run_summary(r: Run, bounds: GraphBounds, target: Core) -> dict[str, object]:
+    """The JSON of one run: its metrics, the bounds beside them and its packing per tier."""
+    summary = r.metrics.summary()
+    if r.bounds is not None:
+        summary.update(bounds_summary(bounds, r.bounds, r.metrics, target, r.layout))
+    return summary
 
 
 def default_workloads() -> list[Path]:
@@ -288,7 +329,9 @@ def main(argv: list[str] | None = None) -> None:
         if not results:
             raise CliError(f"no workload could be planned ({failed} failed)")
         args.out.mkdir(parents=True, exist_ok=True)
-        tables = {"Table 2: methods vs original": table2(results), **tables345(results, graphs, target)}
+        bounds = {wl: graph_bounds(g, target) for wl, g in graphs.items()}
+        tables = {"Table 2: methods vs original": table2(results), **tables345(results, graphs, target),
+                  "Table 6: lower bounds (metric / bound)": bounds_table(results, bounds)}
         md = "".join(markdown(t, h, r) + "\n" for t, (h, r) in tables.items())
         times_head, times_rows = stage_table(results)
         files = {
@@ -298,7 +341,7 @@ def main(argv: list[str] | None = None) -> None:
         }
         for i, (h, r) in enumerate(tables.values()):
             files[args.out / f"table{i + 2}.csv"] = csv_text(h, r)
-        summary = {wl: {m: r.metrics.summary() for m, r in runs.items()} for wl, runs in results.items()}
+        summary = {wl: {m: run_summary(r, bounds[wl], target) for m, r in runs.items()} for wl, runs in results.items()}
         files[args.out / "results.json"] = json.dumps(summary, indent=1, sort_keys=True) + "\n"
         atomic_write_all(files)
         plots(results, args.out)
