@@ -53,15 +53,22 @@ class Replaced:
 
 def hoist_spill_outs(order: list[int], n: int, preds: list[list[int]]) -> list[int]:
     """`order` with each SPILL_OUT (plan node `n + 2k`) just after the last node it
-    waits for; the other nodes keep their relative order (stable)."""
+    waits for; the other nodes keep their relative order."""
     pos = [0] * len(order)
     for i, v in enumerate(order):
         pos[v] = i
-    keys = [2 * i for i in range(len(order))]
+    after: dict[int, list[int]] = {}  # position -> SPILL_OUTs that go right after it
+    for v in range(n, len(order), 2):
+        if preds[v]:
+            after.setdefault(max(pos[u] for u in preds[v]), []).append(v)
+    hoisted = {v for outs in after.values() for v in outs}
+    out: list[int] = []
     for i, v in enumerate(order):
-        if v >= n and (v - n) % 2 == 0 and preds[v]:
-            keys[i] = 2 * max(pos[u] for u in preds[v]) + 1
-    return [order[i] for i in sorted(range(len(order)), key=keys.__getitem__)]
+        if v not in hoisted:
+            out.append(v)
+        if i in after:
+            out.extend(sorted(after[i], key=pos.__getitem__))
+    return out
 
 
 class _Placements:
