@@ -53,6 +53,8 @@ class Output:
     files: dict[Path, str] | None = None
     stale: list[Path] | None = None
     notes: tuple[str, ...] = ()
+    views: list[KernelView] | None = None
+    """The output's kernels as arrays (None when the run ended on IR it never viewed as arrays)."""
 
 
 def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
@@ -168,8 +170,13 @@ class _Run:
             module.verify()
 
 
-def run_opt(req: OptRequest, warn: Callable[[str], None]) -> Output:
-    """Run the request's passes across one crossing and produce its output."""
+def run_opt(
+    req: OptRequest, warn: Callable[[str], None], on_pass: Callable[[str, float], None] | None = None
+) -> Output:
+    """Run the request's passes across one crossing and produce its output;
+    `on_pass(name, seconds)` hears of every pass as it ends."""
+    from time import perf_counter
+
     from dan.lowering.backends import mlir_text, output_directory, plan_set
 
     if req.output_format not in OUTPUT_FORMATS:
@@ -180,25 +187,29 @@ def run_opt(req: OptRequest, warn: Callable[[str], None]) -> Output:
     run = _Run(req, warn)
     ctx = None
     for p in passes:
+        started = perf_counter()
         if _is_planning(p):
             run.plan(p)
-            continue
-        if ctx is None:
-            from dan.lowering.ir_io import context
+        else:
+            if ctx is None:
+                from dan.lowering.ir_io import context
 
-            ctx = context()
-        run.apply(p, ctx)
+                ctx = context()
+            run.apply(p, ctx)
+        if on_pass is not None:
+            on_pass(p.name, perf_counter() - started)
     for message in run.dropped.values():
         warn(message)
     if req.output_format == "mlir":
+        views = run.kernels
         module = run.ir()
         if run.ir_changed and not req.verify_each:
             module.verify()
-        return Output(text=mlir_text(module, req.generic))
+        return Output(text=mlir_text(module, req.generic), views=views)
     kernels = run.arrays()
     if req.output_format == "plan":
         files, stale, notes = plan_set(kernels, output_directory(req.output, "plan files"), trusted=run.changed)
-        return Output(files=files, stale=stale, notes=tuple(notes))
+        return Output(files=files, stale=stale, notes=tuple(notes), views=kernels)
     if len(kernels) != 1:
         raise OutputError(f"graph output holds one kernel; the input has {len(kernels)} (use dan-export)")
     from dan.lowering.graph_files import graph_json_text

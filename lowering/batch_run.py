@@ -1,0 +1,81 @@
+"""A batch run: the inputs still to plan go to an executor in chunks, each result is
+written as it arrives, and the rows come back sorted.
+
+Big inputs start first and small ones are grouped into chunks of about `CHUNK_BYTES`,
+so the workers finish together and tiny kernels do not pay a round trip each. The
+plans do not depend on the executor, the number of jobs or the chunking: each kernel
+is planned alone by the same function. With `resume`, a kernel whose directory holds
+complete outputs made from the same input with the same options is not planned again;
+its rows come from its manifest, marked `resumed`.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from dan.lowering.batch import BatchOptions, KernelResult, KernelTask, completed, plan_chunk, shipped
+from dan.lowering.batch_output import sorted_rows, write_kernel
+from dan.lowering.executors import Executor
+from dan.lowering.progress import Progress
+
+CHUNK_BYTES = 64 * 1024
+"""Inputs smaller than this share a chunk with their neighbours, up to this many bytes."""
+
+
+def chunks(tasks: list[KernelTask], chunk_bytes: int = CHUNK_BYTES) -> list[list[KernelTask]]:
+    """The tasks biggest first (ties by name), small neighbours grouped up to `chunk_bytes`."""
+    groups: list[list[KernelTask]] = []
+    size = 0
+    for t in sorted(tasks, key=lambda t: (-t.size, t.name)):
+        if groups and size + t.size <= chunk_bytes:
+            groups[-1].append(t)
+            size += t.size
+        else:
+            groups.append([t])
+            size = t.size
+    return groups
+
+
+def failed(task: KernelTask, message: str) -> KernelResult:
+    return KernelResult(task.name, "failed", [{"input": task.name, "kernel": task.name, "status": "failed",
+                                               "error": message}])
+
+
+def run_batch(tasks: list[KernelTask], options: BatchOptions, executor: Executor, progress: Progress,
+              resume: bool = False, ship: bool = False) -> list[dict[str, Any]]:
+    """Plan every task (or take it from its outputs, with `resume`); write each kernel's
+    files as it finishes; the summary rows, sorted. `ship`: send the inputs' bytes
+    with the tasks (workers that may not see this file system)."""
+    outdir = Path(options.outdir)
+    rows: list[dict[str, Any]] = []
+    todo: list[KernelTask] = []
+    for t in tasks:
+        done = completed(t, options, outdir / t.name) if resume else None
+        if done is None:
+            todo.append(t)
+            continue
+        rows += [{**row, "resumed": True} for row in done]
+        progress.done(t.name, "resumed")
+    groups = chunks(todo)
+    work = [[shipped(t) for t in g] for g in groups] if ship else groups
+    for i, results, error in executor.map_unordered(partial(plan_chunk, options=options), work):
+        if error is not None:
+            results = [failed(t, f"worker failed: {options.describe(error)}") for t in groups[i]]
+        for result in results:
+            _write(outdir, result, options)
+            rows += result.rows
+            first = result.rows[0] if result.rows else {}
+            progress.done(result.name, result.status, first.get("seconds"), str(first.get("error") or ""))
+    return sorted_rows(rows)
+
+
+def _write(outdir: Path, result: KernelResult, options: BatchOptions) -> None:
+    """Write a result's files; a kernel whose files cannot be written has failed."""
+    try:
+        write_kernel(outdir, result)
+    except OSError as e:
+        result.status = "failed"
+        for row in result.rows:
+            row.update(status="failed", error=f"cannot write its outputs: {options.describe(e)}")
