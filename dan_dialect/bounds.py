@@ -107,9 +107,11 @@ def graph_bounds(graph: KernelGraph, target: Core, span_steps: int = SPAN_STEPS)
 
 def _topological(graph: KernelGraph) -> list[int]:
     """The input order when every edge points forward (the public data), else Kahn's."""
-    if all(not ps or max(ps) < v for v, ps in enumerate(graph.preds)):
-        return list(range(graph.n))
-    return input_order(graph)
+    for v, ps in enumerate(graph.preds):
+        for u in ps:
+            if u > v:
+                return input_order(graph)
+    return list(range(graph.n))
 
 
 def _cycles(units: int, rate: float) -> int:

@@ -140,11 +140,12 @@ def op_footprint(graph: KernelGraph, target: Core) -> int:
     peak_tiers = set(target.peak_tiers)
     size = graph.buf_size
     counted = [size[b] if t in peak_tiers else 0 for b, t in enumerate(graph.buf_tier)]
-    best = 0
+    best = max(counted, default=0)  # a node touching one buffer needs at most this
     for bufs in graph.node_bufs:
-        need = counted[bufs[0]] if len(bufs) == 1 else sum(counted[b] for b in set(bufs))
-        if need > best:
-            best = need
+        if len(bufs) > 1:
+            need = sum(counted[b] for b in set(bufs))
+            if need > best:
+                best = need
     return best
 
 
