@@ -7,13 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST
+from dan.dialect.target import CONTEST, Core
 from dan.lowering.generate import random_kernel, tiled_matmul
 from dan.passes.dan.mpas_options import MpasOptions
 from dan.passes.dan.mpas_search import mpas_schedule
 from dan.passes.pipeline.options import OptionError
 from dan.passes.search.best_options import OBJECTIVES, BestOptions
-from dan.passes.search.best_portfolio import L0_DOUBLE, layouts, orders
+from dan.passes.search.best_portfolio import L0_DOUBLE, all_moves, layouts, orders
 from dan.passes.search.best_search import best, rank
 from dan.passes.search.prefetch_order import prefetch
 from dan.passes.search.tune_options import TuneOptions
@@ -100,3 +100,18 @@ def test_bad_options_are_one_line_errors() -> None:
         BestOptions(jobs=-1)
     with pytest.raises(OptionError, match="'work'"):
         BestOptions(work=0)
+
+
+def test_prefetch_settings_follow_the_core() -> None:
+    """The all-moves prefetch hoists every data-movement pipe the core has, and an entry
+    naming a pipe the core lacks (L0 double buffering's MTE1 here) is left out instead
+    of failing the run."""
+    core = Core("no-mte1", CONTEST.capacity, pipes=("MTE2", "MTE3", "FIXP", "CUBE", "VECTOR"),
+                dma_pipes=frozenset({"MTE2", "MTE3", "FIXP"}), spill_out_pipe=1, spill_in_pipe=0)
+    assert all_moves(CONTEST).pipes == ("MTE1", "MTE2", "MTE3", "FIXP")
+    assert all_moves(core).pipes == ("MTE2", "MTE3", "FIXP")
+    for objective in OBJECTIVES:
+        kept = orders(objective, core)
+        assert all(set(pre.pipes) <= set(core.pipes) for spec in kept for pre in spec.prefetches)
+        assert any(L0_DOUBLE in spec.prefetches for spec in orders(objective, CONTEST)) == (objective != "peak")
+        assert len(kept) == len([s for s in orders(objective, CONTEST) if L0_DOUBLE not in s.prefetches])
