@@ -36,7 +36,7 @@ class BestOptions:
     jobs: int = 0
     """Worker processes evaluating candidates (0: every core this process may use; 1:
     no pool). The plan does not depend on it."""
-    work: int = 1_500_000
+    work: int = 1_000_000
     """Budget in node-evaluations: a candidate order costs one unit per graph node, a
     layout (DLR, CPE and replay) `LAYOUT_UNITS` units per node. The portfolio is cut to
     fit, so the search effort, and the plan, depend on the graph's size only."""

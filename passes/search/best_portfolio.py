@@ -17,6 +17,7 @@ from dan.dialect.target import Core
 from dan.passes.dan.cpe_options import CpeOptions
 from dan.passes.dan.dlr_options import DlrOptions
 from dan.passes.dan.mpas_options import POLICIES, MpasOptions
+from dan.passes.search.best_options import LAYOUT_UNITS
 from dan.passes.search.prefetch_options import PrefetchOptions
 from dan.passes.search.reuse_order import ReuseOptions
 from dan.passes.search.tune_options import WIDE_CPE
@@ -37,6 +38,8 @@ class LayoutSpec:
 
     dlr: DlrOptions
     cpe: CpeOptions | None = WIDE_CPE
+    units: int = LAYOUT_UNITS
+    """Its cost in `BestOptions.work` units per node."""
 
 
 LOADS = PrefetchOptions()
@@ -106,6 +109,12 @@ def layouts(objective: str) -> list[LayoutSpec]:
         replace(_BASE, policy="belady", tie_break="lru"),
         replace(_BASE, stall=0.5),
     ]
-    if objective == "traffic":
-        dlrs.insert(1, replace(_BASE, l_cyc=0.0, stall=0.0))
-    return [LayoutSpec(d) for d in dlrs]
+    chosen = [LayoutSpec(d) for d in dlrs]
+    if objective != "makespan":  # the eviction plan saves bytes, not cycles
+        chosen[1:1] = [LayoutSpec(replace(_BASE, policy="planned"), units=PLANNED_UNITS), LayoutSpec(replace(_BASE, l_cyc=0.0, stall=0.0))]
+    return chosen
+
+
+PLANNED_UNITS = 4 * LAYOUT_UNITS
+"""`dlr{policy=planned}` solves an eviction plan first (CP-SAT when installed): about
+four layouts' work."""

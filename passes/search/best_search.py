@@ -69,8 +69,7 @@ def best(graph: KernelGraph, target: Core, options: BestOptions = BestOptions())
         tasks = [(o, 0) for o in range(len(made)) if distinct[o]]
         ranked = _evaluate(runner, made, layout_specs, tasks, options.objective)
         finalists = sorted((rank, key) for key, (rank, plan) in ranked.items() if plan is not None)[:FINALISTS]
-        more = [(o, lay) for lay in range(1, len(layout_specs)) for _, (o, _) in finalists]
-        more = more[: max(0, units // LAYOUT_UNITS)]
+        more = _within(units, [(o, lay) for lay in range(1, len(layout_specs)) for _, (o, _) in finalists], layout_specs)
         ranked.update(_evaluate(runner, made, layout_specs, more, options.objective))
     valid = [(rank, key) for key, (rank, plan) in ranked.items() if plan is not None]
     if not valid:
@@ -79,6 +78,15 @@ def best(graph: KernelGraph, target: Core, options: BestOptions = BestOptions())
     plan = ranked[(o, lay)][1]
     assert plan is not None
     return Best(plan, replay(graph, plan, target), order_specs[o], layout_specs[lay], len(made), len(ranked))
+
+
+def _within(units: int, tasks: list[tuple[int, int]], layout_specs: list[LayoutSpec]) -> list[tuple[int, int]]:
+    """The longest prefix of `tasks` whose layouts cost at most `units` per node."""
+    for i, (_, lay) in enumerate(tasks):
+        units -= layout_specs[lay].units
+        if units < 0:
+            return tasks[:i]
+    return tasks
 
 
 def _evaluate(
