@@ -35,7 +35,8 @@ class GraphBounds:
     """Cycles of the graph's nodes on its busiest pipe."""
     critical_path: int
     pipe_window: int
-    """Best one-pipe bound with heads and tails (Jackson's preemptive schedule)."""
+    """Best one-pipe bound with heads and tails (Jackson's preemptive schedule), never
+    below the busiest pipe or the critical path."""
     capacity_window: int
     """The same with the spill transfers that capacity forces on the spill pipes (0
     when capacity forces none); binds plans with a layout only, like the traffic and
