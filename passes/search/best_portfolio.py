@@ -1,8 +1,8 @@
 """`dan-best`'s portfolio: the orders and layouts it tries, strongest first.
 
 A candidate plan is an *order* (`OrderSpec`: MPAS with a policy or the reuse order of
-`dan.passes.search.reuse_order`, then prefetch passes in sequence) laid out by a *layout* (`LayoutSpec`: DLR options, then CPE options or
-none). The lists are in priority order: when the budget cuts them, the tail goes. They
+`dan.passes.search.reuse_order`, then prefetch passes in sequence) laid out by a
+*layout* (`LayoutSpec`: DLR options, then CPE options or none). The lists are in priority order: when the budget cuts them, the tail goes. They
 name no kernel and no size: the same list serves every graph, and which entries run
 depends only on the budget and the graph's node count.
 
@@ -95,6 +95,7 @@ def layouts(objective: str) -> list[LayoutSpec]:
     dlrs = [
         _BASE,
         replace(_BASE, policy="lru"),
+        replace(_BASE, policy="lru", placement="timed"),
         replace(_BASE, stall=float("inf")),
         replace(_BASE, stall=float("inf"), placement="timed"),
         replace(_BASE, placement="timed"),
@@ -104,14 +105,14 @@ def layouts(objective: str) -> list[LayoutSpec]:
         replace(_BASE, placement="best-fit"),
         replace(_BASE, l_byte=2.0),
         replace(_BASE, l_cyc=0.0),
-        replace(_BASE, policy="lru", placement="timed"),
         replace(_BASE, policy="lru", stall=float("inf")),
         replace(_BASE, policy="belady", tie_break="lru"),
         replace(_BASE, stall=0.5),
     ]
     chosen = [LayoutSpec(d) for d in dlrs]
     if objective != "makespan":  # the eviction plan saves bytes, not cycles
-        chosen[1:1] = [LayoutSpec(replace(_BASE, policy="planned"), units=PLANNED_UNITS), LayoutSpec(replace(_BASE, l_cyc=0.0, stall=0.0))]
+        planned = LayoutSpec(replace(_BASE, policy="planned"), units=PLANNED_UNITS)
+        chosen[1:1] = [planned, LayoutSpec(replace(_BASE, l_cyc=0.0, stall=0.0))]
     return chosen
 
 
