@@ -11,28 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import ALLOC, KernelGraph, topological_order
+from dan.dialect.graph import topological_order
 from dan.dialect.replay import replay
 from dan.dialect.target import CONTEST
 from dan.lowering.generate import random_kernel
-from dan.passes.dan.dlr_eviction_plan import eviction_plan
+from dan.passes.dan.dlr_eviction_plan import eviction_plan, need_positions
 from dan.passes.dan.dlr_layout import dlr
 from dan.passes.dan.dlr_options import DlrOptions
 from dan.passes.dan.dlr_plan_packing import pack_tier, residencies
 from tests.shared_data import workload
 from tests.test_dlr_layout import chain, random_order, shrunk, tiny
-
-
-def _positions(graph: KernelGraph, order: list[int]) -> tuple[list[int], list[list[int]]]:
-    alloc = [0] * len(graph.buf_size)
-    needs: list[list[int]] = [[] for _ in graph.buf_size]
-    for i, v in enumerate(order):
-        if graph.kinds[v] == ALLOC:
-            alloc[graph.node_bufs[v][0]] = i
-        else:
-            for b in dict.fromkeys(graph.node_bufs[v]):
-                needs[b].append(i)
-    return alloc, needs
 
 
 # a (3, written by X: dirty) is needed after b (1, clean); c (1) needs room: next use
@@ -61,7 +49,7 @@ def test_the_plan_keeps_every_tier_within_capacity_and_its_residencies_pack(seed
     target = shrunk(graph, slack=slack)
     footprint = list(graph.buf_size)
     gaps = eviction_plan(graph, order, target, footprint, effort)
-    alloc, needs = _positions(graph, order)
+    alloc, needs = need_positions(graph, order)
     for t, capacity in enumerate(target.capacity):
         bufs = [b for b in range(len(footprint)) if graph.buf_tier[b] == t and footprint[b]]
         spans = residencies(bufs, alloc, needs, gaps)

@@ -37,14 +37,7 @@ def eviction_plan(
 ) -> frozenset[Gap]:
     """The gaps to evict over (see module doc); `effort` is CP-SAT's deterministic
     time limit (0: the next-use plan, without CP-SAT)."""
-    needs: list[list[int]] = [[] for _ in footprint]
-    alloc = [0] * len(footprint)
-    for i, v in enumerate(order):
-        if graph.kinds[v] == ALLOC:
-            alloc[graph.node_bufs[v][0]] = i
-        else:
-            for b in dict.fromkeys(graph.node_bufs[v]):
-                needs[b].append(i)
+    alloc, needs = need_positions(graph, order)
     plan: set[Gap] = set()
     for t, capacity in enumerate(target.capacity):
         bufs = [b for b in range(len(footprint)) if graph.buf_tier[b] == t and footprint[b] and needs[b]]
@@ -54,6 +47,19 @@ def eviction_plan(
             greedy = _exact_plan(graph, target, bufs, alloc, needs, footprint, capacity, greedy, effort)
         plan |= greedy
     return frozenset(plan)
+
+
+def need_positions(graph: KernelGraph, order: list[int]) -> tuple[list[int], list[list[int]]]:
+    """Per buffer: the position of its ALLOC, and the positions needing it (in order)."""
+    alloc = [0] * len(graph.buf_size)
+    needs: list[list[int]] = [[] for _ in graph.buf_size]
+    for i, v in enumerate(order):
+        if graph.kinds[v] == ALLOC:
+            alloc[graph.node_bufs[v][0]] = i
+        else:
+            for b in dict.fromkeys(graph.node_bufs[v]):
+                needs[b].append(i)
+    return alloc, needs
 
 
 def _next_use_plan(

@@ -42,7 +42,7 @@ from dan.dialect.graph import ALLOC, FREE, KernelGraph, Plan
 from dan.dialect.target import Core
 from dan.dialect.timing import pipe_start, ready_time
 from dan.passes.dan.dlr_eviction import EVICTIONS, spill_cost
-from dan.passes.dan.dlr_eviction_plan import eviction_plan
+from dan.passes.dan.dlr_eviction_plan import eviction_plan, need_positions
 from dan.passes.dan.dlr_plan_packing import planned_offsets
 from dan.passes.dan.dlr_free_space import FreeSegments, FreeSince
 from dan.passes.dan.dlr_options import DlrOptions
@@ -120,10 +120,7 @@ class Scan:
         """How many times each buffer has been placed (its ALLOC, then its reloads)."""
         if options.policy == "planned":
             self.planned = eviction_plan(graph, order, target, self.footprint, options.plan_effort)
-            alloc = [0] * nbuf
-            for i, v in enumerate(order):
-                if graph.kinds[v] == ALLOC:
-                    alloc[graph.node_bufs[v][0]] = i
+            alloc, _ = need_positions(graph, order)
             self.plan_offsets = planned_offsets(
                 graph.buf_tier, target.capacity, alloc, self.needs, self.footprint, self.planned, options.plan_effort
             )
