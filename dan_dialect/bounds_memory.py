@@ -164,7 +164,8 @@ def _spills(
     for t in range(tiers):
         cap, row = target.capacity[t], forced[t]
         best = [0, 0, 0, 0, 0]  # traffic, spills, reloaded bytes, dirty bytes, dirty spills: each its own max
-        for v in [v for v, x in enumerate(row) if x > cap]:
+        over_cap = [v for v, x in enumerate(row) if x > cap] if max(row, default=0) > cap else []
+        for v in over_cap:
             over = row[v] - cap
             own = [b for b in set(graph.node_bufs[v]) if graph.buf_tier[b] == t]
             evictable_clean = clean_forced[t][v] - sum(graph.buf_size[b] for b in own if graph.buf_clean[b])
