@@ -1,0 +1,161 @@
+"""Exact packing of a *tight* group (live size equals the capacity at every time) by a
+sweep over time.
+
+In a tight group every address is occupied at every time, so at each start time t the
+items starting at t must tile exactly the holes that the items ending at t leave
+(merged with each other). Every packing of the group is therefore built by tiling,
+step after step, the holes of step t bottom-up: the lowest free address gets one of
+the unplaced items of t that fits there (a branch per distinct item: same size and
+same end are the same item for what follows). A step is accepted only when the
+holes of the next step can still be tiled: that step's items must split among them,
+filling each exactly. The search counts nodes (placements tried) and stops at `limit`; it is
+complete, so a search that ends without a packing proves there is none.
+Nothing here imports xDSL.
+"""
+
+from __future__ import annotations
+
+import sys
+from bisect import insort
+from math import gcd
+
+from dan.passes.packing.problem import Packing, Problem
+
+
+def is_tight(problem: Problem) -> bool:
+    """Live size equals the capacity at every time from the first start to the last end."""
+    events: dict[int, int] = {}
+    for s, e, w in zip(problem.starts, problem.ends, problem.sizes):
+        events[s] = events.get(s, 0) + w
+        events[e] = events.get(e, 0) - w
+    live = 0
+    times = sorted(events)
+    for t in times[:-1]:
+        live += events[t]
+        if live != problem.capacity:
+            return False
+    return bool(times)
+
+
+class _Stop(Exception):
+    """The node limit was reached."""
+
+
+class Sweep:
+    """The time sweep over one tight problem."""
+
+    def __init__(self, problem: Problem, limit: int) -> None:
+        self.problem, self.limit = problem, limit
+        self.times = sorted(set(problem.starts))
+        self.starting: dict[int, list[int]] = {t: [] for t in self.times}
+        for i in sorted(range(len(problem)), key=lambda i: (-problem.sizes[i], -problem.ends[i], i)):
+            self.starting[problem.starts[i]].append(i)
+        self.offsets = [-1] * len(problem)
+        self.live: list[tuple[int, int, int]] = []  # (offset, end address, item), by offset
+        self.nodes = 0
+
+    def run(self) -> Packing:
+        n = len(self.problem)
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, 4 * n + 1000))
+        try:
+            found = self._step(0)
+        except _Stop:
+            return Packing([-1] * n, nodes=self.nodes, solver="sweep")
+        finally:
+            sys.setrecursionlimit(old)
+        if not found:
+            return Packing([-1] * n, nodes=self.nodes, exhausted=True, solver="sweep")
+        return Packing(list(self.offsets), proven=True, nodes=self.nodes, solver="sweep")
+
+    def _holes(self, t: int) -> list[tuple[int, int]]:
+        """Free ranges at time t once the items ending at or before t are gone."""
+        ends = self.problem.ends
+        holes: list[tuple[int, int]] = []
+        at = 0
+        for lo, hi, i in self.live:
+            if ends[i] <= t:
+                continue
+            if lo > at:
+                holes.append((at, lo))
+            at = hi
+        if at < self.problem.capacity:
+            holes.append((at, self.problem.capacity))
+        return holes
+
+    def _step(self, k: int) -> bool:
+        if k == len(self.times):
+            return True
+        t = self.times[k]
+        saved = self.live
+        self.live = [r for r in saved if self.problem.ends[r[2]] > t]
+        holes = self._holes(t)
+        if self._fill(k, holes, 0, list(self.starting[t])):
+            return True
+        self.live = saved
+        return False
+
+    def _fill(self, k: int, holes: list[tuple[int, int]], h: int, left: list[int]) -> bool:
+        """Tile holes h.. of step k with the items `left` (the lowest free address first)."""
+        if h == len(holes):
+            return not left and self._next_fits(k + 1) and self._step(k + 1)
+        lo, hi = holes[h]
+        if lo == hi:
+            return self._fill(k, holes, h + 1, left)
+        sizes, ends = self.problem.sizes, self.problem.ends
+        tried: set[tuple[int, int]] = set()
+        for pos, i in enumerate(left):
+            kind = (sizes[i], ends[i])
+            if sizes[i] > hi - lo or kind in tried:
+                continue
+            tried.add(kind)
+            self.nodes += 1
+            if self.nodes > self.limit:
+                raise _Stop
+            self.offsets[i] = lo
+            entry = (lo, lo + sizes[i], i)
+            insort(self.live, entry)
+            rest = left[:pos] + left[pos + 1:]
+            holes[h] = (lo + sizes[i], hi)
+            if self._fill(k, holes, h, rest):
+                return True
+            holes[h] = (lo, hi)
+            self.live.remove(entry)
+            self.offsets[i] = -1
+        return False
+
+    def _next_fits(self, k: int) -> bool:
+        """The items of step k can be split among its holes, filling each exactly."""
+        if k == len(self.times):
+            return True
+        sizes = sorted((self.problem.sizes[i] for i in self.starting[self.times[k]]), reverse=True)
+        room = sorted((hi - lo for lo, hi in self._holes(self.times[k])), reverse=True)
+        return _split(sizes, 0, room)
+
+
+def _split(sizes: list[int], j: int, room: list[int]) -> bool:
+    """Sizes j.. (descending) go into the holes `room` so that every hole is filled."""
+    if j == len(sizes):
+        return not any(room)
+    seen: set[int] = set()
+    for h, r in enumerate(room):
+        if r >= sizes[j] and r not in seen:
+            seen.add(r)
+            room[h] -= sizes[j]
+            ok = _split(sizes, j + 1, room)
+            room[h] += sizes[j]
+            if ok:
+                return True
+    return False
+
+
+def sweep(problem: Problem, limit: int = 100_000) -> Packing:
+    """A packing of a tight `problem` by the sweep (see the module docstring), sizes
+    counted in units of their greatest common divisor (every offset is a sum of sizes)."""
+    g = gcd(problem.capacity, *problem.sizes)
+    if g <= 1:
+        return Sweep(problem, limit).run()
+    scaled = Problem(problem.starts, problem.ends, tuple(w // g for w in problem.sizes), problem.capacity // g)
+    packing = Sweep(scaled, limit).run()
+    packing.offsets = [o * g if o >= 0 else o for o in packing.offsets]
+    return packing
