@@ -8,9 +8,11 @@ traces exactly):
 
 - an operation's first `writes` buffers are its outputs, the rest its inputs;
 - every buffer an operation touches gets an edge from the buffer's last writer (its
-  ALLOC until some operation wrote it);
+  ALLOC until some operation wrote it); a write also waits for the reads since the
+  last write (never needed in the traces);
 - `FREE(b)` gets an edge from `ALLOC(b)` and from each reader of `b` that is not a
-  direct predecessor of a later reader of `b` (the rest are ordered through it).
+  direct predecessor of a later reader of `b` (the rest are ordered through it), and
+  from the last writer of `b` when nothing read `b` after it (never so in the traces).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ class Trace:
         self.buffers: list[tuple[int, str, int]] = []  # (size, tier, alloc node) per buffer
         self.last_writer: list[int] = []
         self.readers: list[list[int]] = []
+        self.unread: list[bool] = []  # written since the last read
+        self.recent_reads: list[list[int]] = []  # readers since the last write
 
     def _node(self, **fields: object) -> int:
         nid = len(self.records)
@@ -41,17 +45,24 @@ class Trace:
         self.buffers.append((size, tier, nid))
         self.last_writer.append(nid)
         self.readers.append([])
+        self.unread.append(False)
+        self.recent_reads.append([])
         return buf
 
     def op(self, name: str, pipe: str, cycles: int, bufs: list[int] | tuple[int, ...], writes: int = 1) -> int:
         """An operation on `bufs` (outputs first, `writes` of them); returns its node id."""
         nid = self._node(op=name, pipe=pipe, cycles=max(int(cycles), 1), bufs=tuple(bufs))
         preds = {self.last_writer[b] for b in bufs}
+        preds.update(r for b in bufs[:writes] for r in self.recent_reads[b])
         self.edges.extend((p, nid) for p in sorted(preds))
         for b in bufs[writes:]:
             self.readers[b] = [r for r in self.readers[b] if r not in preds] + [nid]
+            self.unread[b] = False
+            self.recent_reads[b].append(nid)
         for b in bufs[:writes]:
             self.last_writer[b] = nid
+            self.unread[b] = True
+            self.recent_reads[b] = []
         return nid
 
     @property
@@ -64,4 +75,6 @@ class Trace:
             nid = self._node(op="FREE", buf=buf, size=size, tier=tier)
             self.edges.append((alloc_node, nid))
             self.edges.extend((r, nid) for r in self.readers[buf])
+            if self.unread[buf]:
+                self.edges.append((self.last_writer[buf], nid))
         return build_graph(name, self.records, self.edges, core)
