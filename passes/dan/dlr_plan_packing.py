@@ -6,11 +6,13 @@ an evicted gap (placement 1, 2, ...) through its last need before the next evict
 (or its FREE). A residency is the inclusive position range `[start, end]`; two
 residencies of a tier conflict when their ranges share a position. `pack_tier` gives
 every residency of one tier an offset so that conflicting residencies never overlap in
-addresses, or None when its greedy packings all exceed the capacity: residencies by
+addresses, or None when none of these packings fits: residencies by
 decreasing footprint (then longer first, then earlier), each at the lowest offset clear
 of the conflicting residencies already placed; then the same by start position (an
 on-line best fit would see them in that order); then, when OR-Tools is installed, CP-SAT
-with a no-overlap constraint over the (time, address) rectangles.
+with a no-overlap constraint over the (time, address) rectangles. Before all of these,
+a timed packing: by start position, each where its addresses' last occupant left
+longest ago, so the reload that places it can start early.
 
 Invariant of a packing: for every tier packed, `offset + footprint <= capacity`, and
 conflicting residencies are disjoint in addresses. Nothing here imports xDSL.
@@ -53,10 +55,13 @@ def pack_tier(
     sizes = np.array([footprint[key[0]] for key, _, _ in spans], dtype=np.int64)
     by_size = sorted(range(len(spans)), key=lambda r: (-sizes[r], starts[r] - ends[r], starts[r], r))
     by_start = sorted(range(len(spans)), key=lambda r: (starts[r], -sizes[r], r))
+    attempts = [_oldest_fit(by_start, starts, ends, sizes, capacity)]
     for sequence in (by_size, by_start):
-        offsets = _lowest_fit(sequence, starts, ends, sizes, capacity)
-        if offsets is not None:
-            return {spans[r][0]: int(offsets[r]) for r in range(len(spans))}
+        if attempts[-1] is None:
+            attempts.append(_lowest_fit(sequence, starts, ends, sizes, capacity))
+    if attempts[-1] is not None:
+        offsets = attempts[-1]
+        return {spans[r][0]: int(offsets[r]) for r in range(len(spans))}
     if effort > 0:
         found = _exact_fit(starts.tolist(), ends.tolist(), sizes.tolist(), capacity, effort)
         if found is not None:
@@ -86,6 +91,36 @@ def _exact_fit(starts: list[int], ends: list[int], sizes: list[int], capacity: i
     if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     return [int(solver.value(off)) for off in offsets]
+
+
+def _oldest_fit(
+    sequence: list[int], starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray, capacity: int
+) -> np.ndarray | None:
+    """Place residencies in `sequence` (start) order, each flush with a neighbour or an
+    end of the tier, where the addresses' last earlier occupant left longest ago (a
+    reload into them can then start early); None on overflow."""
+    offsets = np.full(len(sequence), -1, dtype=np.int64)
+    placed = np.zeros(len(sequence), dtype=bool)
+    for r in sequence:
+        size = int(sizes[r])
+        clash = placed & (starts <= ends[r]) & (ends >= starts[r])
+        lows, highs = offsets[clash], offsets[clash] + sizes[clash]
+        before = placed & (ends < starts[r])
+        old_lows, old_highs, old_ends = offsets[before], offsets[before] + sizes[before], ends[before]
+        candidates = {0, capacity - size, *highs.tolist(), *(lows - size).tolist()}
+        best: tuple[int, int] | None = None
+        for off in sorted(candidates):
+            if off < 0 or off + size > capacity or bool(((lows < off + size) & (off < highs)).any()):
+                continue
+            inside = (old_lows < off + size) & (off < old_highs)
+            key = (int(old_ends[inside].max()) if inside.any() else -1, off)
+            if best is None or key < best:
+                best = key
+        if best is None:
+            return None
+        offsets[r] = best[1]
+        placed[r] = True
+    return offsets
 
 
 def _lowest_fit(
