@@ -18,10 +18,12 @@ whose span holds `v`:
   the spill count at least `ceil(X / largest size of the tier)`, the spill-in pipe
   carries at least `X` reloaded bytes and the spill-out pipe at least `max(0, X - C)`.
   Tiers hold different buffers, so these add up over tiers (the best node per tier).
-The spans are exact when each buffer's search stays within `span_steps` edge visits;
-otherwise the buffer counts at its ALLOC, its FREE and its uses only (a subset of its
-span: the graph's lifetime check orders every use between them), so every bound stays
-a true lower bound and the work stays linear.
+The spans are exact when each buffer's search stays within `span_steps` edge visits
+and all searches within `SPAN_BUDGET` visits per node and edge of the graph; otherwise
+the buffer counts at its ALLOC, its FREE and its uses only (a subset of its span: the
+graph's lifetime check orders every use between them), so every bound stays a true
+lower bound and the work stays linear. The limits count visits, not time: the same
+graph always gets the same bounds.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from dan.dialect.target import Core
 
 SPAN_STEPS = 256
 """Edge visits allowed per buffer when searching its exact span."""
+SPAN_BUDGET = 8
+"""Edge visits allowed to all span searches together, per node and edge of the graph."""
 
 
 @dataclass(frozen=True)
@@ -62,15 +66,16 @@ def span_nodes(graph: KernelGraph, b: int, pos: list[int], mark: list[int], stam
     """The nodes of `b`'s span, or None when the search needs more than `steps` edge
     visits. `pos` is a topological position per node; `mark` holds per-node stamps,
     and `stamp` is fresh (two consecutive values are used)."""
-    return _span(graph.buf_alloc[b], graph.buf_free[b], graph.preds, graph.succs, pos, mark, stamp, steps)
+    return _span(graph.buf_alloc[b], graph.buf_free[b], graph.preds, graph.succs, pos, mark, stamp, steps)[0]
 
 
 def _span(
     alloc: int, free: int, preds: list[list[int]], succs: list[list[int]], pos: list[int], mark: list[int],
     stamp: int, steps: int,
-) -> list[int] | None:
-    """`span_nodes` on plain lists: the ancestors of `free` placed after `alloc` in the
-    order (stamp), then those of them that descend from `alloc` (stamp + 1)."""
+) -> tuple[list[int] | None, int]:
+    """`span_nodes` on plain lists, and the edge visits left of `steps`: the ancestors
+    of `free` placed after `alloc` in the order (stamp), then those of them that
+    descend from `alloc` (stamp + 1)."""
     low = pos[alloc]
     mark[free] = stamp
     stack = [free]
@@ -79,7 +84,7 @@ def _span(
         ps = preds[pop()]
         steps -= len(ps)
         if steps < 0:
-            return None
+            return None, 0
         for u in ps:
             if mark[u] < stamp and pos[u] >= low:
                 mark[u] = stamp
@@ -90,12 +95,16 @@ def _span(
     stack = [alloc]
     pop, push = stack.pop, stack.append
     while stack:
-        for w in succs[pop()]:
+        ws = succs[pop()]
+        steps -= len(ws)
+        if steps < 0:
+            return None, 0
+        for w in ws:
             if mark[w] == stamp:
                 mark[w] = inside
                 span.append(w)
                 push(w)
-    return span
+    return span, steps
 
 
 def forced_live(graph: KernelGraph, target: Core, order: list[int], span_steps: int = SPAN_STEPS) -> ForcedLive:
@@ -110,13 +119,16 @@ def forced_live(graph: KernelGraph, target: Core, order: list[int], span_steps: 
     peak_tiers = set(target.peak_tiers)
     mark = [0] * n
     exact = 0
+    budget = SPAN_BUDGET * (n + graph.num_edges)
     size, tier, clean = graph.buf_size, graph.buf_tier, graph.buf_clean
     allocs, frees, preds, succs = graph.buf_alloc, graph.buf_free, graph.preds, graph.succs
     for b in range(len(graph.buf_ids)):
         s = size[b]
         if not s:
             continue
-        span = _span(allocs[b], frees[b], preds, succs, pos, mark, 2 * b + 1, span_steps)
+        steps = min(span_steps, budget)
+        span, left = _span(allocs[b], frees[b], preds, succs, pos, mark, 2 * b + 1, steps)
+        budget -= steps - left
         if span is None:
             span = list(dict.fromkeys([graph.buf_alloc[b], graph.buf_free[b], *graph.buf_uses[b]]))
         else:
