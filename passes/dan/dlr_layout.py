@@ -10,13 +10,18 @@ node finds its buffers resident, and no two resident buffers of a tier overlap.
 The rooms: `dlr_options` (the settings), `dlr_scan` (the scan: placement, reloads,
 spill-node positions, timing), `dlr_free_space` (free segments and per-address release
 values), `dlr_eviction` (the policies), `dlr_output` (the emitted order and its times).
-Nothing here imports xDSL.
+`packing=offline` also lays the order out offline (`dan.passes.packing.offline`) and
+returns whichever of the two plans has less extra traffic, then the shorter makespan
+(the online one on a tie, or when some tier cannot be packed within the limit), so it
+never moves more data than the scan. Nothing here imports xDSL.
 """
 
 from __future__ import annotations
 
 from dan.dialect.graph import FREE, KernelGraph, Plan, check_order
+from dan.dialect.replay import replay
 from dan.dialect.target import Core
+from dan.passes.packing.offline import offline_layout
 from dan.passes.dan.dlr_options import DlrOptions
 from dan.passes.dan.dlr_scan import LayoutError, Scan
 
@@ -31,7 +36,22 @@ def dlr(graph: KernelGraph, order: list[int], target: Core, options: DlrOptions 
     check_order(graph, order)
     scan = Scan(graph, order, target, options)
     _check_fits(graph, order, target, scan.footprint, options.alignment)
-    return scan.run()
+    online = scan.run()
+    if options.packing == "online":
+        return online
+    found = offline_layout(graph, order, target, options.alignment, options.packing_limit)
+    if found is None:
+        return online
+    offline = found[0]
+    return offline if _cost(graph, offline, target) < _cost(graph, online, target) else online
+
+
+def _cost(graph: KernelGraph, plan: Plan, target: Core) -> tuple[float, float]:
+    """(extra DDR traffic, makespan) of a plan by the replay; infinite when it is invalid."""
+    metrics = replay(graph, plan, target)
+    if not metrics.valid:
+        return float("inf"), float("inf")
+    return metrics.extra_traffic, metrics.makespan
 
 
 def _check_fits(graph: KernelGraph, order: list[int], target: Core, footprint: list[int], alignment: int) -> None:

@@ -74,6 +74,13 @@ class DlrOptions:
     tie_break: str = "index"
     """`lru`, `belady` and `belady-cost` victims of equal rank: lowest buffer index
     (`index`) or least recently touched first (`lru`)."""
+    packing: str = "online"
+    """How offsets are chosen, a name in `PACKINGS`: `online` places each buffer as the
+    scan meets it; `offline` spills only where a tier's live bytes exceed its capacity,
+    packs every lifetime of the fixed order at once (`dan.passes.packing`), and keeps
+    the online plan instead when that one moves less data (or as much, sooner)."""
+    packing_limit: int = 20_000
+    """`offline`: search nodes per group of lifetimes the greedy orders leave unplaced."""
 
     def __post_init__(self) -> None:
         check_choice("dlr", "policy", self.policy, POLICIES)
@@ -82,6 +89,8 @@ class DlrOptions:
         check_choice("dlr", "reload", self.reload, RELOADS)
         check_choice("dlr", "spill_out", self.spill_out, RELOADS)
         check_choice("dlr", "tie_break", self.tie_break, TIE_BREAKS)
+        check_choice("dlr", "packing", self.packing, PACKINGS)
+        check_at_least("dlr", "packing_limit", self.packing_limit, 0)
         check_at_least("dlr", "alignment", self.alignment, 1)
         for option in ("l_byte", "l_cyc", "early_window", "stall", "plan_effort"):
             check_at_least("dlr", option, getattr(self, option), 0)
@@ -104,6 +113,8 @@ already emitted part, that it fits without delaying the next node of that pipe,
 within the positions `early` may take; `late` when no gap fits."""
 TIE_BREAKS: tuple[str, ...] = ("index", "lru")
 """`DlrOptions.tie_break` names."""
+PACKINGS: tuple[str, ...] = ("online", "offline")
+"""`DlrOptions.packing` names."""
 
 SPEC = DlrOptions(
     placement="best-fit", ub_placement="best-fit", l0_placement="best-fit", reload="late", spill_out="late", stall=0.0
