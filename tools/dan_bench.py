@@ -3,11 +3,14 @@
 The methods are the named pipelines (`dan.passes.pipeline.named.PIPELINES`): the
 order-only baselines `original`, `hmcos`, `magis`, `eda` with their layout and spills
 from `dlr{policy=lru}`, `cosma` (its own allocation and replacement), `dan` (the
-paper's pipeline: `mpas`, `dlr`, `cpe`) and `dan-tune` (the `tune` pass: every MPAS
+paper's pipeline: `mpas`, `dlr`, `cpe`), `dan-tune` (the `tune` pass: every MPAS
 policy with and without `prefetch`, then `dlr` and the wide event-moving CPE, best
-makespan kept). Writes Markdown, CSV and JSON (and PNG plots when matplotlib is
-installed) to `--out`. A workload that cannot be read or planned is named on stderr
-and left out; the others are still written, and the exit status is 1.
+makespan kept) and any other `dan-*` pipeline of the table. Writes Markdown, CSV
+and JSON (and PNG plots when matplotlib is installed) to `--out`: Tables 2-5, and
+Table 6 with each metric beside its best lower bound (`dan.dialect.bounds`); the JSON
+carries the bounds and each tier's packing.
+A workload that cannot be read or planned is named on stderr and left out; the
+others are still written, and the exit status is 1.
 """
 
 from __future__ import annotations
