@@ -4,7 +4,8 @@ with the traced ALLOC/FREE structure (edges by the rule of `gen_trace`).
 Layer 0 loads `width` blocks (COPY_IN into L1 or UB). Each later layer issues `width`
 operations; each picks a data path whose input tiers hold data, reads its inputs from
 the last `reach` layers (mostly the previous one), and writes a fresh buffer (a
-MATMUL may instead accumulate into an L0C buffer of the previous layer). UB results of
+MATMUL may instead accumulate into an L0C buffer of the previous layer); when no path
+has inputs, it loads a new block. UB results of
 the last layer leave through COPY_OUT. Every operation's buffers fit the default
 target; the same shape and seed give the same kernel.
 """
@@ -30,6 +31,7 @@ PATHS = (
     ("EXP", "VECTOR", "UB", ("UB",)),
     ("CONV", "CUBE", "L1", ("L0B", "L1")),
 )
+LOADS = (("COPY_IN", "MTE2", "L1", ()), ("COPY_IN", "MTE2", "UB", ()))
 SIZES = {"L1": (64, 128, 256, 512), "UB": (32, 64, 128, 256), "L0A": (64, 128), "L0B": (64, 128), "L0C": (128, 256)}
 
 
@@ -66,7 +68,7 @@ def random_dag(shape: RandomShape, name: str | None = None) -> KernelGraph:
         pool = {t: [b for layer in recent for b in layer.get(t, ())] for t in SIZES}
         current: dict[str, list[int]] = {}
         for _ in range(shape.width):
-            choices = [p for p in PATHS if all(pool[t] for t in p[3])]
+            choices = [p for p in PATHS if all(pool[t] for t in p[3])] or LOADS
             op, pipe, out_tier, ins = rng.choice(choices)
             inputs = list(dict.fromkeys(rng.choice(layers[-1].get(t) or pool[t]) for t in ins))
             prev_acc = layers[-1].get("L0C", [])
@@ -75,7 +77,8 @@ def random_dag(shape: RandomShape, name: str | None = None) -> KernelGraph:
             else:
                 out = tr.alloc(rng.choice(SIZES[out_tier]), out_tier)
             size = tr.buffers[out][0]
-            tr.op(op, pipe, 20 + size // rng.choice((1, 2, 4)), [out, *inputs])
+            cycles = copy_in_cycles(size) if op == "COPY_IN" else 20 + size // rng.choice((1, 2, 4))
+            tr.op(op, pipe, cycles, [out, *inputs])
             current.setdefault(out_tier, []).append(out)
         layers.append(current)
     for b in layers[-1].get("UB", []):
