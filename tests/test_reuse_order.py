@@ -131,3 +131,14 @@ def test_shared_workloads_reach_the_best_known_traffic(case: str, best_known: in
     graph = read_graph(workload(case))
     metrics = replay(graph, dlr(graph, reuse_order(graph, CONTEST), CONTEST), CONTEST)
     assert metrics.valid and metrics.extra_traffic <= best_known
+
+
+def test_the_pass_takes_its_options_field_for_field_and_returns_the_order() -> None:
+    from dan.dialect.graph import KernelView, Plan
+    from dan.passes.search.reuse import ReuseOrderPass
+
+    graph = tiled_matmul(3, 3, 2)
+    reorder = ReuseOrderPass(max_band=1, greedy=False, expanded=2)
+    assert reorder.options() == ReuseOptions(max_band=1, greedy=False, expanded=2)
+    plan = reorder.plan(KernelView(graph, Plan(list(range(graph.n))), CONTEST))
+    assert plan.offsets is None and plan.order == reuse_order(graph, CONTEST, reorder.options())
