@@ -21,7 +21,7 @@ input comes in by COPY_IN, the last layer's output leaves by COPY_OUT (MTE3).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dan.dialect.graph import KernelGraph
 from dan.lowering.gen_matmul import copy_in_cycles
@@ -37,13 +37,13 @@ class ConvShape:
     (0: the largest multiple of 4 whose outputs and partial sums of a layer fit 2 KiB);
     a depth-to-space step after every `upsample`-th layer (0: none)."""
 
-    layers: int = 6
-    blocks: int = 4
-    channels: int = 4
-    halo: int = 1
-    fmap: int = 0
-    residual: bool = True
-    upsample: int = 0
+    layers: int = field(default=6, metadata={"help": "conv layers"})
+    blocks: int = field(default=4, metadata={"help": "spatial blocks of a feature map"})
+    channels: int = field(default=4, metadata={"help": "channel groups of a feature map"})
+    halo: int = field(default=1, metadata={"help": "neighbour blocks a kernel window overlaps on each side"})
+    fmap: int = field(default=0, metadata={"help": "bytes of a feature-map block (0: fit 2 KiB a layer)"})
+    residual: bool = field(default=True, metadata={"help": "CONV_ADD of the block two layers back, every second layer"})
+    upsample: int = field(default=0, metadata={"help": "depth-to-space after every N-th layer (0: none)"})
 
     @property
     def block_bytes(self) -> int:

@@ -18,7 +18,7 @@ For each pair `(q, kv)` the query block attends to:
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dan.dialect.graph import KernelGraph
 from dan.lowering.gen_matmul import L1Blocks, cube_step
@@ -27,15 +27,16 @@ from dan.lowering.gen_trace import Trace
 
 @dataclass(frozen=True)
 class FlashShape:
-    """`q_blocks` x `kv_blocks` blocks (only kv <= q + window - 1 ... see `causal`); score
-    blocks of `block` bytes in UB, L1 blocks of `2 * block`, row statistics of `block // 64`."""
+    """`q_blocks` query blocks attending to `kv_blocks` key/value blocks (with `causal`, only
+    to those up to the diagonal); score blocks of `block` bytes in UB, L1 blocks of
+    `2 * block`, row statistics of `block // 64`."""
 
-    q_blocks: int = 4
-    kv_blocks: int = 4
-    d_chunks: int = 2
-    v_chunks: int = 2
-    block: int = 128
-    causal: bool = False
+    q_blocks: int = field(default=4, metadata={"help": "query blocks"})
+    kv_blocks: int = field(default=4, metadata={"help": "key/value blocks"})
+    d_chunks: int = field(default=2, metadata={"help": "chunks of the head dimension (QK^T steps)"})
+    v_chunks: int = field(default=2, metadata={"help": "column chunks of V and of the output"})
+    block: int = field(default=128, metadata={"help": "bytes of a score block in UB"})
+    causal: bool = field(default=False, metadata={"help": "attend only up to the diagonal"})
 
     def check(self) -> None:
         if min(self.q_blocks, self.kv_blocks, self.d_chunks, self.v_chunks) < 1:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dan.dialect.graph import KernelGraph
 from dan.lowering.gen_trace import Trace
@@ -33,10 +33,10 @@ def move_cycles(size: int) -> int:
 class MatmulShape:
     """C[m x n tiles] = A[m x k] @ B[k x n]; L1/L0A/L0B blocks of `tile` bytes, L0C of `2 * tile`."""
 
-    m: int = 8
-    n: int = 8
-    k: int = 8
-    tile: int = 128
+    m: int = field(default=8, metadata={"help": "C tile rows (A blocks per column)"})
+    n: int = field(default=8, metadata={"help": "C tile columns"})
+    k: int = field(default=8, metadata={"help": "blocks along the reduction"})
+    tile: int = field(default=128, metadata={"help": "bytes of an L1/L0A/L0B block (L0C: twice)"})
 
     def check(self) -> None:
         if min(self.m, self.n, self.k) < 1:

@@ -13,7 +13,7 @@ target; the same shape and seed give the same kernel.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dan.dialect.graph import KernelGraph
 from dan.lowering.gen_matmul import copy_in_cycles
@@ -40,10 +40,10 @@ class RandomShape:
     """`layers` layers of `width` operations reading from the last `reach` layers, drawn
     with `seed`."""
 
-    layers: int = 6
-    width: int = 4
-    reach: int = 2
-    accumulate: float = 0.3
+    layers: int = field(default=6, metadata={"help": "layers (the first loads)"})
+    width: int = field(default=4, metadata={"help": "operations a layer"})
+    reach: int = field(default=2, metadata={"help": "layers back an input may come from"})
+    accumulate: float = field(default=0.3, metadata={"help": "chance a MATMUL accumulates into an earlier L0C"})
     seed: int = 0
 
     def check(self) -> None:

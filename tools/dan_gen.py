@@ -34,10 +34,11 @@ def _add_shape_options(ap: argparse.ArgumentParser, shape: type) -> None:
         flag = "--" + f.name.replace("_", "-")
         if f.type in (bool, "bool"):
             ap.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=None,
-                            help=f"(default {f.default})")
+                            help=f"{f.metadata.get('help', '')} (default {f.default})")
         else:
             kind = float if f.type in (float, "float") else int
-            ap.add_argument(flag, dest=f.name, type=kind, default=None, metavar="N", help=f"(default {f.default})")
+            ap.add_argument(flag, dest=f.name, type=kind, default=None, metavar="N",
+                            help=f"{f.metadata.get('help', '')} (default {f.default})")
 
 
 def arguments() -> argparse.ArgumentParser:
@@ -53,10 +54,10 @@ def arguments() -> argparse.ArgumentParser:
     kinds = ap.add_subparsers(dest="kind", metavar="KIND")
     for name, fam in FAMILIES.items():
         sub = kinds.add_parser(name, parents=[common], help=f"{name} kernels",
-                               description=f"{name} kernels; --shapes entries set {'x'.join(fam.sweep)}")
+                               description=f"{name} kernels; --shapes entries set {'x'.join(fam.sweep).upper()}")
         _add_shape_options(sub, fam.shape)
     # the same two options before KIND or with --like (own names: a sub-parser's defaults win)
-    ap.add_argument("--seed", dest="top_seed", type=int, default=None, help="jitter --like cycles")
+    ap.add_argument("--seed", dest="top_seed", type=int, default=None, metavar="N", help="jitter --like cycles")
     ap.add_argument("-o", "--output", dest="top_output", metavar="PATH", help="output file")
     return ap
 
@@ -94,8 +95,10 @@ def main(argv: list[str] | None = None) -> None:
         for name in ("seed", "output"):
             if getattr(args, name, None) is None:
                 setattr(args, name, getattr(args, "top_" + name))
-        if (args.like is None) == (args.kind is None):
-            raise CliError("give a KIND (matmul, flash-attention, conv, random) or --like NAME, not both")
+        if args.like is None and args.kind is None:
+            raise CliError(f"give a KIND ({', '.join(FAMILIES)}) or --like NAME")
+        if args.like is not None and args.kind is not None:
+            raise CliError("give a KIND or --like NAME, not both")
         if args.kind and (args.shapes or args.count is not None):
             return _sweep(args)
         if args.like:
