@@ -151,6 +151,8 @@ def _exact_plan(
                 last = key
         for gap, size in starts.get(p, ()):
             active[gap] = size
+    if sum(weight.values()) >= 1 << 62 or capacity >= 1 << 62:
+        return hint  # beyond CP-SAT's 64-bit integers
     model.maximize(sum(weight[gap] * var for gap, var in kept.items()))
     for gap, var in kept.items():
         model.add_hint(var, gap not in hint)
