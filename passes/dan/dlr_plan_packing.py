@@ -72,6 +72,8 @@ def pack_tier(
 def _exact_fit(starts: list[int], ends: list[int], sizes: list[int], capacity: int, effort: float) -> list[int] | None:
     """Offsets from CP-SAT (rectangles fixed in time, free in address, no two
     overlapping), or None: no OR-Tools, no packing, or none found within `effort`."""
+    if capacity >= 1 << 62:
+        return None  # beyond CP-SAT's 64-bit integers
     try:
         from ortools.sat.python import cp_model
     except ImportError:
