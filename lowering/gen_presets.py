@@ -53,16 +53,23 @@ PRESETS: dict[str, tuple[str, Any, tuple[int, int]]] = {
 
 def make_shape(family: str, fields: dict[str, Any], seed: int | None) -> Any:
     """The family's shape with `fields` set; unset fields come from the default shape, or
-    from a shape drawn with `seed` when one is given. Raises ValueError when invalid."""
+    from a shape drawn with `seed` when one is given (drawn again, up to 100 times, until
+    the whole shape is valid). Raises ValueError when invalid."""
     fam = FAMILIES[family]
-    base = fam.draw(random.Random(seed)) if seed is not None else fam.shape()
     names = {f.name for f in dataclasses.fields(fam.shape)}
     unknown = sorted(set(fields) - names)
     if unknown:
         raise ValueError(f"{family}: unknown option '{unknown[0]}'")
-    shape = dataclasses.replace(base, **{k: v for k, v in fields.items() if v is not None})
-    shape.check()
-    return shape
+    given = {k: v for k, v in fields.items() if v is not None}
+    rng = random.Random(seed)
+    for _ in range(100 if seed is not None else 1):
+        shape = dataclasses.replace(fam.draw(rng) if seed is not None else fam.shape(), **given)
+        try:
+            shape.check()
+            return shape
+        except ValueError as e:
+            error = e
+    raise error
 
 
 def parse_sweep(family: str, text: str) -> list[dict[str, int]]:

@@ -105,6 +105,15 @@ def test_seeds_vary_shapes_and_repeat_exactly() -> None:
         assert once == again
 
 
+def test_every_seed_draws_a_valid_shape_around_given_fields() -> None:
+    for family in FAMILIES:
+        for seed in range(200):
+            make_shape(family, {}, seed)
+    assert make_shape("conv", {"layers": 4, "upsample": 1}, 3).upsample == 1
+    with pytest.raises(ValueError, match="unknown option 'x'"):
+        make_shape("matmul", {"x": 1}, None)
+
+
 def test_conv_blocks_depend_on_overlapping_blocks() -> None:
     graph = conv(ConvShape(layers=2, blocks=3, channels=1, halo=1, residual=False))
     convs = [v for v in range(graph.n) if graph.ops[v] == "CONV"]
