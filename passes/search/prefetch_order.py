@@ -24,13 +24,13 @@ visited by increasing input position; each goes to the smallest slot `p` such th
   chain's sizes added: the order-only residency of the peak tiers stays within the
   input's peak plus `options.peak_slack`; with `capacity_bound`, each chain tier's
   residency stays within its capacity (a slot already over capacity blocks); and, when
-  the input keeps the L0 rule (MODEL.md), each L0 tier the chain allocates holds at most
-  one live buffer.
+  the input keeps the L0 rule (MODEL.md) and `options.l0_rule` is on, each L0 tier the
+  chain allocates holds at most one live buffer.
 
 Invariant: the result is a topological order of the same nodes; its order-only peak is
 at most the input's plus `peak_slack`; at every slot each chain tier's residency is at
 most `max(capacity, the input's residency there)` under `capacity_bound`; and it keeps
-the L0 rule whenever the input does.
+the L0 rule whenever the input does and `options.l0_rule` is on.
 
 Each constrained quantity is a per-slot profile (the highest level reached inside the
 slot) in a max segment tree with range add (`dan.passes.search.max_tree`). Hoisting an
