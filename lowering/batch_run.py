@@ -11,6 +11,7 @@ its rows come from its manifest, marked `resumed`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ def run_batch(tasks: list[KernelTask], options: BatchOptions, executor: Executor
         rows += [{**row, "resumed": True} for row in done]
         progress.done(t.name, "resumed")
     groups = chunks(todo)
-    work = [[shipped(t) for t in g] for g in groups] if ship else groups
+    work: Sequence[list[KernelTask]] = _Shipped(groups) if ship else groups
     for i, results, error in executor.map_unordered(partial(plan_chunk, options=options), work):
         if error is not None:
             results = [failed(t, f"worker failed: {options.describe(error)}") for t in groups[i]]
@@ -69,6 +70,19 @@ def run_batch(tasks: list[KernelTask], options: BatchOptions, executor: Executor
             first = result.rows[0] if result.rows else {}
             progress.done(result.name, result.status, first.get("seconds"), str(first.get("error") or ""))
     return sorted_rows(rows)
+
+
+class _Shipped(Sequence[list[KernelTask]]):
+    """Chunks whose inputs' bytes are read as an executor sends them (not all up front)."""
+
+    def __init__(self, groups: list[list[KernelTask]]) -> None:
+        self.groups = groups
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    def __getitem__(self, i: int) -> list[KernelTask]:  # type: ignore[override]
+        return [shipped(t) for t in self.groups[i]]
 
 
 def _write(outdir: Path, result: KernelResult, options: BatchOptions) -> None:

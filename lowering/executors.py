@@ -18,6 +18,7 @@ on what the work is: the batch planner and a search over candidates share it.
 from __future__ import annotations
 
 import gc
+import itertools
 import logging
 import multiprocessing
 import os
@@ -142,7 +143,9 @@ def _call(fn: Callable[[Any], Any], item: Any) -> Any:
 
 
 class RayPool:
-    """Items as Ray tasks of one CPU each, on a cluster or on a local instance."""
+    """Items as Ray tasks of one CPU each, on a cluster or on a local instance (or the
+    instance this process already joined). Items are read from `items` only when sent,
+    and a few at a time are out: twice the CPUs, or on a cluster with `jobs` given, `jobs`."""
 
     def __init__(self, jobs: int | None, address: str | None) -> None:
         try:
@@ -150,22 +153,29 @@ class RayPool:
         except ImportError:
             raise ExecutorError("the ray executor needs Ray: pip install 'dan-scheduler[ray]'") from None
         self._ray = ray
-        self._owned = address is None
+        self._owned = address is None and not ray.is_initialized()
         logging.getLogger("ray").setLevel(logging.ERROR)  # its start-up notes are not ours to print
         try:
-            ray.init(address=address, num_cpus=jobs if address is None else None, include_dashboard=False,
-                     log_to_driver=False, logging_level=logging.ERROR, configure_logging=False)
+            if not ray.is_initialized():
+                ray.init(address=address, num_cpus=jobs if address is None else None, include_dashboard=False,
+                         log_to_driver=False, logging_level=logging.ERROR, configure_logging=False)
         except (ConnectionError, RuntimeError, ValueError) as e:
             raise ExecutorError(f"cannot reach Ray at '{address or 'a local instance'}': {str(e).splitlines()[0]}") from None
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.jobs = min(jobs, cpus) if jobs else cpus
+        self._window = self.jobs if jobs and address else 2 * self.jobs  # a cluster's --jobs caps what runs at once
 
     def map_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Outcome]:
         ray = self._ray
         task = ray.remote(num_cpus=1, max_retries=0)(_call)
         fn_ref = ray.put(fn)
-        pending = {task.remote(fn_ref, item): i for i, item in enumerate(items)}
-        while pending:
+        todo = iter(range(len(items)))
+        pending: dict[Any, int] = {}
+        while True:
+            for i in itertools.islice(todo, max(self._window - len(pending), 0)):  # items are taken as sent
+                pending[task.remote(fn_ref, items[i])] = i
+            if not pending:
+                return
             done, _ = ray.wait(list(pending), num_returns=1)
             for ref in done:
                 i = pending.pop(ref)
@@ -182,12 +192,12 @@ class RayPool:
 
 
 def make_executor(kind: str = "local", jobs: int | None = None, address: str | None = None) -> Executor:
-    """The executor named `kind` with `jobs` workers (default: every core, or the
-    cluster's CPUs); `address` is a Ray cluster's (default: a local instance)."""
+    """The executor named `kind` with `jobs` workers (default: every core this process may
+    use, or the cluster's CPUs); `address` is a Ray cluster's (default: a local instance)."""
     if jobs is not None and jobs < 1:
         raise ExecutorError(f"--jobs must be at least 1, got {jobs}")
     if kind == "local":
-        jobs = jobs or os.cpu_count() or 1
+        jobs = jobs or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
         return Serial() if jobs == 1 else LocalPool(jobs)
     if kind == "ray":
         return RayPool(jobs, address)

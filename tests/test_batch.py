@@ -173,6 +173,19 @@ def test_mlir_output_replays_valid(kernels: Path, tmp_path: Path) -> None:
         assert m.valid and k.plan.offsets is not None and m.makespan == row["makespan"]
 
 
+def test_shipped_inputs_plan_and_fail_as_read_in_place(kernels: Path, tmp_path: Path) -> None:
+    (tmp_path / "bad_ir.mlir").write_text("dan.kernel @k {\n  %x = dan.nope\n}\n")
+    tasks = discover([str(kernels / "broken.json"), str(kernels / "pair_Nodes.csv"), str(kernels / "ir.mlir"),
+                      str(tmp_path / "bad_ir.mlir")])
+    here = run_batch(tasks, options(tmp_path / "here"), Serial(), Progress("t", 4, quiet=True))
+    sent = run_batch(tasks, options(tmp_path / "sent"), Serial(), Progress("t", 4, quiet=True), ship=True)
+    assert plan_files(tmp_path / "here") == plan_files(tmp_path / "sent") and plan_files(tmp_path / "here")
+    assert [{k: v for k, v in r.items() if k not in TIMING} for r in here] == \
+        [{k: v for k, v in r.items() if k not in TIMING} for r in sent]
+    assert [r["status"] for r in sent] == ["failed", "failed", "ok", "ok"]
+    assert str(tmp_path / "bad_ir.mlir") in sent[0]["error"]  # IR names the user's path, not a copy's
+
+
 def test_ray_gives_the_local_plans(kernels: Path, tmp_path: Path) -> None:
     pytest.importorskip("ray")
     from dan.lowering.executors import RayPool
