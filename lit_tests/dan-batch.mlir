@@ -2,6 +2,8 @@
 // RUN: filecheck %s --input-file=%t/summary.csv --check-prefix=CSV
 // RUN: filecheck %s --input-file=%t/dan-batch/pair_schedule.txt --check-prefix=SCHED
 // RUN: dan-batch %s -p mpas,dlr,cpe -o %t -j 1 --resume 2>&1 | filecheck %s --check-prefix=RESUME
+// RUN: dan-batch %s -p mpas,dlr,cpe -o %t -j 1 --bounds --quiet
+// RUN: filecheck %s --input-file=%t/summary.csv --check-prefix=BOUNDS
 // RUN: not dan-batch %s %S/Inputs/does-not-exist.json -p mpas -o %t 2>&1 | filecheck %s --check-prefix=MISSING
 
 // Test that dan-batch writes a kernel's plan files into a directory named after its
@@ -13,8 +15,8 @@
 // LOG: dan-batch: [1/1] dan-batch ok {{[0-9.]+}} s
 // LOG-NOT: error
 
-// CSV: input,kernel,status,error,target,nodes,edges,valid,peak_l1_ub,tier_peaks,l0_rule,spill_count,extra_traffic,makespan,seconds,pass_seconds,resumed,warnings
-// CSV-NEXT: dan-batch,pair,ok,,tiny,6,5,True,128,L1=128;UB=0;L0A=128;L0B=0;L0C=0,True,0,0,110,{{[0-9.]+}},{{[0-9.]+}},False,
+// CSV: input,kernel,status,error,target,nodes,edges,valid,peak_l1_ub,tier_peaks,l0_rule,spill_count,extra_traffic,makespan,bound_peak_l1_ub,bound_extra_traffic,bound_spill_count,bound_makespan,seconds,pass_seconds,resumed,warnings
+// CSV-NEXT: dan-batch,pair,ok,,tiny,6,5,True,128,L1=128;UB=0;L0A=128;L0B=0;L0C=0,True,0,0,110,,,,,{{[0-9.]+}},{{[0-9.]+}},False,
 
 // SCHED: 2
 // SCHED-NEXT: 0
@@ -24,6 +26,10 @@
 // SCHED-NEXT: 5
 
 // RESUME: dan-batch: [1/1] dan-batch resumed
+
+// With --bounds (planned again: the manifest was made without them), each metric's
+// best lower bound: the 128-unit tile alone, no spills, the 110-cycle chain.
+// BOUNDS: dan-batch,pair,ok,,tiny,6,5,True,128,L1=128;UB=0;L0A=128;L0B=0;L0C=0,True,0,0,110,128,0,0,110,{{[0-9.]+}},{{[0-9.]+}},False,
 
 // MISSING: dan-batch: error: no such file or directory: '{{.*}}does-not-exist.json'
 

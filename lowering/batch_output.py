@@ -21,9 +21,11 @@ from dan.lowering.batch import MANIFEST, BatchOptions, KernelResult
 
 SUMMARY_COLUMNS: tuple[str, ...] = (
     "input", "kernel", "status", "error", "target", "nodes", "edges", "valid", "peak_l1_ub", "tier_peaks",
-    "l0_rule", "spill_count", "extra_traffic", "makespan", "seconds", "pass_seconds", "resumed", "warnings",
+    "l0_rule", "spill_count", "extra_traffic", "makespan", "bound_peak_l1_ub", "bound_extra_traffic",
+    "bound_spill_count", "bound_makespan", "seconds", "pass_seconds", "resumed", "warnings",
 )
-"""The summary's columns: the replay's metrics (MODEL.md), then the run's own facts.
+"""The summary's columns: the replay's metrics (MODEL.md) and, when asked for, their
+lower bounds (`dan.dialect.bounds`; empty otherwise), then the run's own facts.
 
 `seconds` is the kernel's whole time in its worker (reading, passes, replay, output
 text); `pass_seconds` the passes' own share of it."""

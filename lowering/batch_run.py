@@ -6,7 +6,8 @@ so the workers finish together and tiny kernels do not pay a round trip each. Th
 plans do not depend on the executor, the number of jobs or the chunking: each kernel
 is planned alone by the same function. With `resume`, a kernel whose directory holds
 complete outputs made from the same input with the same options is not planned again;
-its rows come from its manifest, marked `resumed`.
+its rows come from its manifest, marked `resumed`. Interrupted (Ctrl-C), it raises
+`BatchInterrupted` with the rows of what finished and an `interrupted` row for the rest.
 """
 
 from __future__ import annotations
@@ -61,15 +62,30 @@ def run_batch(tasks: list[KernelTask], options: BatchOptions, executor: Executor
         progress.done(t.name, "resumed")
     groups = chunks(todo)
     work: Sequence[list[KernelTask]] = _Shipped(groups) if ship else groups
-    for i, results, error in executor.map_unordered(partial(plan_chunk, options=options), work):
-        if error is not None:
-            results = [failed(t, f"worker failed: {options.describe(error)}") for t in groups[i]]
-        for result in results:
-            _write(outdir, result, options)
-            rows += result.rows
-            first = result.rows[0] if result.rows else {}
-            progress.done(result.name, result.status, first.get("seconds"), str(first.get("error") or ""))
+    finished: set[str] = set()
+    try:
+        for i, results, error in executor.map_unordered(partial(plan_chunk, options=options), work):
+            if error is not None:
+                results = [failed(t, f"worker failed: {options.describe(error)}") for t in groups[i]]
+            for result in results:
+                _write(outdir, result, options)
+                rows += result.rows
+                finished.add(result.name)
+                first = result.rows[0] if result.rows else {}
+                progress.done(result.name, result.status, first.get("seconds"), str(first.get("error") or ""))
+    except KeyboardInterrupt:
+        rows += [{"input": t.name, "kernel": t.name, "status": "interrupted", "error": "not planned: interrupted"}
+                 for t in todo if t.name not in finished]
+        raise BatchInterrupted(sorted_rows(rows)) from None
     return sorted_rows(rows)
+
+
+class BatchInterrupted(Exception):
+    """Ctrl-C during a batch: the rows so far, with the kernels not planned `interrupted`."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        super().__init__("interrupted")
+        self.rows = rows
 
 
 class _Shipped(Sequence[list[KernelTask]]):

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from dan.dialect.replay import replay
 from dan.lowering.batch import BatchError, BatchOptions, KernelTask, discover, plan_kernel
-from dan.lowering.batch_run import chunks, run_batch
+from dan.lowering.batch_run import BatchInterrupted, chunks, run_batch
 from dan.lowering.executors import ExecutorError, LocalPool, Serial, make_executor
 from dan.lowering.frontends import load_kernels
 from dan.lowering.progress import Progress
@@ -114,6 +114,20 @@ def batch(*args: str) -> int:
     return int(e.value.code or 0)
 
 
+def test_bounds_are_asked_for_and_match_the_replay_s(kernels: Path, tmp_path: Path) -> None:
+    from dan.dialect.bounds import best_bounds, graph_bounds
+    from dan.dialect.target import CONTEST
+    from dan.lowering.graph_files import read_graph
+
+    task = KernelTask("mm222", str(kernels / "mm222.json"))
+    plain = plan_kernel(task, options(tmp_path))
+    (row,) = plan_kernel(task, BatchOptions("mpas,dlr,cpe", str(tmp_path), bounds=True)).rows
+    assert "bound_makespan" not in plain.rows[0]
+    best = best_bounds(graph_bounds(read_graph(kernels / "mm222.json"), CONTEST), True)
+    assert {m: row[f"bound_{m}"] for m in best} == best
+    assert all(row[m] >= b for m, b in best.items())
+
+
 def test_batch_plans_as_dan_opt_whatever_the_jobs(kernels: Path, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
@@ -200,6 +214,21 @@ def test_ray_gives_the_local_plans(kernels: Path, tmp_path: Path) -> None:
     assert plan_files(tmp_path / "local") == plan_files(tmp_path / "ray")
     assert [{k: v for k, v in r.items() if k not in TIMING} for r in local] == \
         [{k: v for k, v in r.items() if k not in TIMING} for r in remote]
+
+
+class _InterruptedAfterOne(Serial):
+    def map_unordered(self, fn, items):  # type: ignore[no-untyped-def]
+        yield 0, fn(items[0]), None
+        raise KeyboardInterrupt
+
+
+def test_an_interrupted_batch_keeps_what_finished(kernels: Path, tmp_path: Path) -> None:
+    tasks = [KernelTask(name, str(kernels / f"{name}.json"), 1 << 20) for name in ("mm222", "rand0", "rand1")]
+    with pytest.raises(BatchInterrupted) as stop:  # (big enough for a chunk each)
+        run_batch(tasks, options(tmp_path), _InterruptedAfterOne(), Progress("t", 3, quiet=True))
+    assert [(r["input"], r["status"]) for r in stop.value.rows] == [
+        ("mm222", "ok"), ("rand0", "interrupted"), ("rand1", "interrupted")]
+    assert (tmp_path / "mm222" / "batch.json").exists() and not (tmp_path / "rand0").exists()
 
 
 def _square_or_fail(x: int) -> int:

@@ -6,7 +6,9 @@ or its IR (`-t mlir`) go to OUTDIR/NAME/, written as one set with a manifest, an
 OUTDIR/summary.csv and summary.json hold one row per kernel: the replay's metrics,
 time and status. A kernel that fails is reported with its error and the others go
 on; the exit status is 1 when any failed. `--resume` keeps kernels whose outputs are
-complete and were made from the same input with the same options.
+complete and were made from the same input with the same options. Ctrl-C stops the
+workers at once and still writes the summary, the kernels not planned marked
+`interrupted` (exit status 130); `--resume` goes on from there.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def arguments() -> argparse.ArgumentParser:
     ap.add_argument("--executor", default="local", choices=EXECUTORS,
                     help="local: a process pool on this machine (default); ray: Ray tasks")
     ap.add_argument("--address", help="with --executor ray: the cluster's address (default: start a local instance)")
+    ap.add_argument("--bounds", action="store_true", help="add each metric's best lower bound to the summary")
     ap.add_argument("--resume", action="store_true", help="skip kernels whose outputs in OUTDIR are complete")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress (failures are still printed)")
     add_version(ap)
@@ -49,7 +52,7 @@ def _body(args: argparse.Namespace) -> int:
     from dan.lowering.backends import output_directory
     from dan.lowering.batch import BatchError, BatchOptions, discover
     from dan.lowering.batch_output import write_summary
-    from dan.lowering.batch_run import run_batch
+    from dan.lowering.batch_run import BatchInterrupted, run_batch
     from dan.lowering.executors import ExecutorError, make_executor
     from dan.lowering.opt_driver import parse_passes
     from dan.lowering.progress import Progress
@@ -65,18 +68,25 @@ def _body(args: argparse.Namespace) -> int:
     core = load_target(args.target) if args.target else None
     try:
         tasks = discover(args.kernels)
-        options = BatchOptions(spec, str(outdir), core, args.output_format, one_line, USER_ERRORS)
+        options = BatchOptions(spec, str(outdir), core, args.output_format, one_line, USER_ERRORS, args.bounds)
         executor = make_executor(args.executor, args.jobs, args.address)
     except (BatchError, ExecutorError) as e:
         raise CliError(str(e)) from None
     gc.freeze()  # what is loaded now stays: the collection after each kernel skips it (workers inherit it)
     progress = Progress("dan-batch", len(tasks), args.quiet)
+    interrupted = False
     try:
         rows = run_batch(tasks, options, executor, progress, args.resume, ship=args.executor == "ray")
+    except BatchInterrupted as stop:
+        rows, interrupted = stop.rows, True
     finally:
         progress.close()
         executor.close()
     write_summary(outdir, rows, options)
+    if interrupted:
+        left = sum(row["status"] == "interrupted" for row in rows)
+        say("dan-batch", f"interrupted: {left} of {len(rows)} kernels not planned (--resume goes on from here)")
+        return 130
     failed = sum(row["status"] == "failed" for row in rows)
     if failed:
         say("dan-batch", f"{failed} of {len(rows)} kernels failed (see '{Path(outdir) / 'summary.csv'}')")
