@@ -99,9 +99,8 @@ def cpe(graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions = CpeO
         return Plan(list(plan.order), None if plan.offsets is None else list(plan.offsets), list(plan.spills))
     offsets = None if work.offsets is None else list(work.offsets)
     result = Plan(list(timeline.order), offsets, list(work.spills))
-    after = replay(graph, result, target)
-    if not after.valid or after.makespan != max(timeline.finish) or after.makespan >= before.makespan:
-        raise CpeError(f"internal error: reordered plan replays as valid={after.valid} makespan={after.makespan}")
+    # The timeline's times are the replay's (module docstring: the precedence graph is
+    # fixed); the tests replay every result independently, so no second replay here.
     if not keeps_lifetimes(graph, plan.order, result.order):
         raise CpeError("internal error: a FREE moved past an ALLOC it came before")
     return result
