@@ -6,9 +6,10 @@ items starting at t must tile exactly the holes that the items ending at t leave
 (merged with each other). Every packing of the group is therefore built by tiling,
 step after step, the holes of step t bottom-up: the lowest free address gets one of
 the unplaced items of t that fits there (a branch per distinct item: same size and
-same end are the same item for what follows). A step is accepted only when the
-holes of the next step can still be tiled: that step's items must split among them,
-filling each exactly. The search counts nodes (placements tried) and stops at `limit`; it is
+same end are the same item for what follows). After each placement, every
+later time that an already placed item spans is checked: the unplaced items alive
+then must split among the ranges the placed ones leave free, filling each exactly,
+and each unplaced item needs a range free of placed items over its whole lifetime. The search counts nodes (placements tried) and stops at `limit`; it is
 complete, so a search that ends without a packing proves there is none.
 Nothing here imports xDSL.
 """
@@ -98,7 +99,7 @@ class Sweep:
     def _fill(self, k: int, holes: list[tuple[int, int]], h: int, left: list[int]) -> bool:
         """Tile holes h.. of step k with the items `left` (the lowest free address first)."""
         if h == len(holes):
-            return not left and self._next_fits(k + 1) and self._step(k + 1)
+            return not left and self._step(k + 1)
         lo, hi = holes[h]
         if lo == hi:
             return self._fill(k, holes, h + 1, left)
@@ -117,20 +118,57 @@ class Sweep:
             insort(self.live, entry)
             rest = left[:pos] + left[pos + 1:]
             holes[h] = (lo + sizes[i], hi)
-            if self._fill(k, holes, h, rest):
+            if self._future_fits(k + 1) and self._fill(k, holes, h, rest):
                 return True
             holes[h] = (lo, hi)
             self.live.remove(entry)
             self.offsets[i] = -1
         return False
 
-    def _next_fits(self, k: int) -> bool:
-        """The items of step k can be split among its holes, filling each exactly."""
-        if k == len(self.times):
-            return True
-        sizes = sorted((self.problem.sizes[i] for i in self.starting[self.times[k]]), reverse=True)
-        room = sorted((hi - lo for lo, hi in self._holes(self.times[k])), reverse=True)
-        return _split(sizes, 0, room)
+    def _future_fits(self, k: int) -> bool:
+        """At every later start time that an already placed item still spans, the
+        unplaced items alive then split among the free runs, filling each exactly."""
+        problem = self.problem
+        horizon = max((problem.ends[i] for _, _, i in self.live), default=0)
+        for i in self.unplaced_by_start(horizon - 1):
+            if not self._room_throughout(i):
+                return False
+        for t in self.times[k:]:
+            if t >= horizon:
+                break
+            if not _split(sorted(self._alive_unplaced(t), reverse=True), 0, sorted(self._runs(t), reverse=True)):
+                return False
+        return True
+
+    def _room_throughout(self, i: int) -> bool:
+        """Some range free of placed items during all of item i's lifetime holds it."""
+        problem = self.problem
+        s, e, need = problem.starts[i], problem.ends[i], problem.sizes[i]
+        at = 0
+        for lo, hi, j in self.live:  # by offset
+            if problem.starts[j] < e and s < problem.ends[j]:
+                if lo - at >= need:
+                    return True
+                at = max(at, hi)
+        return problem.capacity - at >= need
+
+    def _alive_unplaced(self, t: int) -> list[int]:
+        """Sizes of the unplaced items alive at time t."""
+        problem = self.problem
+        return [problem.sizes[i] for i in self.unplaced_by_start(t) if problem.ends[i] > t]
+
+    def unplaced_by_start(self, t: int) -> list[int]:
+        """Unplaced items starting at or before t."""
+        out: list[int] = []
+        for s in self.times:
+            if s > t:
+                break
+            out.extend(i for i in self.starting[s] if self.offsets[i] < 0)
+        return out
+
+    def _runs(self, t: int) -> list[int]:
+        """Lengths of the ranges no placed item alive at t occupies."""
+        return [hi - lo for lo, hi in self._holes(t)]
 
 
 def _split(sizes: list[int], j: int, room: list[int]) -> bool:
