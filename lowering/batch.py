@@ -56,7 +56,8 @@ class BatchOptions:
     def key(self) -> str:
         """What the outputs depend on besides the input (compared by `--resume`)."""
         core = self.core or CONTEST
-        target = {f.name: sorted(v) if isinstance(v, frozenset) else v for f in fields(core) for v in [getattr(core, f.name)]}
+        target = {f.name: getattr(core, f.name) for f in fields(core)}
+        target = {name: sorted(v) if isinstance(v, frozenset) else v for name, v in target.items()}
         return json.dumps({"spec": self.spec, "format": self.output_format, "target": target,
                            "own_target": self.core is None, "bounds": self.bounds}, sort_keys=True)
 
@@ -115,7 +116,8 @@ def discover(paths: Iterable[str]) -> list[KernelTask]:
             if f.suffix == ".csv":
                 f = f.with_name(f"{name}_Nodes.csv")  # either half names the pair
             if name in found and Path(found[name].path) != f:
-                raise BatchError(f"two inputs are named '{name}' ('{found[name].path}' and '{f}'); their outputs would collide")
+                raise BatchError(f"two inputs are named '{name}' ('{found[name].path}' and '{f}'); "
+                                 "their outputs would collide")
             found[name] = KernelTask(name, str(f), f.stat().st_size)
     if not found:
         raise BatchError("no kernels found (graph .json, NAME_Nodes.csv or .mlir files)")

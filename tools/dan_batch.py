@@ -23,18 +23,23 @@ from dan.tools.cli import USER_ERRORS, CliError, add_version, one_line, run, say
 
 
 def arguments() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="dan-batch", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("kernels", nargs="+", metavar="KERNEL", help="graph (.json, NAME_Nodes.csv) or .mlir files, or directories of them")
-    ap.add_argument("-o", "--output", required=True, metavar="OUTDIR", help="output directory (one sub-directory per kernel)")
+    ap = argparse.ArgumentParser(prog="dan-batch", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("kernels", nargs="+", metavar="KERNEL",
+                    help="graph (.json, NAME_Nodes.csv) or .mlir files, or directories of them")
+    ap.add_argument("-o", "--output", required=True, metavar="OUTDIR",
+                    help="output directory (one sub-directory per kernel)")
     ap.add_argument("-p", "--passes", default="", help="pass pipeline, e.g. 'mpas,dlr{policy=lru},cpe'")
     ap.add_argument("--pipeline", metavar="NAME", help="a named pipeline (see dan-opt --help), run before -p")
     ap.add_argument("--target", help="hardware: preset (contest, ascend910b) or target JSON file")
     ap.add_argument("-t", "--output-format", default="plan", choices=BATCH_FORMATS,
                     help="plan: the plan files (default); mlir: dan IR, NAME.mlir")
-    ap.add_argument("-j", "--jobs", type=int, help="kernels planned at once (default: every core, or the Ray cluster's CPUs)")
+    ap.add_argument("-j", "--jobs", type=int,
+                    help="kernels planned at once (default: every core, or the Ray cluster's CPUs)")
     ap.add_argument("--executor", default="local", choices=EXECUTORS,
                     help="local: a process pool on this machine (default); ray: Ray tasks")
-    ap.add_argument("--address", help="with --executor ray: the cluster's address (default: start a local instance)")
+    ap.add_argument("--address", help="with --executor ray: the cluster's address, whose nodes have dan-scheduler installed "
+                         "(default: start a local instance)")
     ap.add_argument("--bounds", action="store_true", help="add each metric's best lower bound to the summary")
     ap.add_argument("--resume", action="store_true", help="skip kernels whose outputs in OUTDIR are complete")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress (failures are still printed)")
