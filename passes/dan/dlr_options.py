@@ -79,7 +79,7 @@ class DlrOptions:
     scan meets it; `offline` spills only where a tier's live bytes exceed its capacity,
     packs every lifetime of the fixed order at once (`dan.passes.packing`), and keeps
     the online plan instead when that one moves less data (or as much, sooner)."""
-    packing_limit: int = 20_000
+    packing_limit: int = 5_000
     """`offline`: search nodes per group of lifetimes the greedy orders leave unplaced."""
 
     def __post_init__(self) -> None:

@@ -59,7 +59,7 @@ class TierReport:
 
 
 def offline_layout(graph: KernelGraph, order: list[int], target: Core, alignment: int = 1,
-                   limit: int = 20_000, solver: Solver = exact) -> tuple[Plan, list[TierReport]] | None:
+                   limit: int = 5_000, solver: Solver = exact) -> tuple[Plan, list[TierReport]] | None:
     """The offline plan of `order` and a report per tier, or None (see the module docstring)."""
     touched = touches(graph, order)
     a = alignment
