@@ -110,10 +110,10 @@ def layouts(objective: str) -> list[LayoutSpec]:
         replace(_BASE, stall=0.5),
     ]
     chosen = [LayoutSpec(d) for d in dlrs]
-    if objective != "makespan":  # the eviction plan saves bytes, not cycles
-        planned = LayoutSpec(replace(_BASE, policy="planned"), units=PLANNED_UNITS)
-        chosen[1:1] = [planned, LayoutSpec(replace(_BASE, l_cyc=0.0, stall=0.0))]
-    return chosen
+    planned = LayoutSpec(replace(_BASE, policy="planned"), units=PLANNED_UNITS)
+    if objective == "makespan":  # the eviction plan saves bytes first, cycles only at times
+        return chosen + [planned]
+    return chosen[:1] + [planned, LayoutSpec(replace(_BASE, l_cyc=0.0, stall=0.0))] + chosen[1:]
 
 
 PLANNED_UNITS = 4 * LAYOUT_UNITS
