@@ -3,7 +3,7 @@
 // RUN: not dan-opt %s -p dlr 2>&1 | filecheck %s --check-prefix=TOOBIG
 
 // Test that an unknown policy is a diagnostic listing the valid ones.
-// POLICY: dan-opt: error: bad pass pipeline 'dlr{policy=fifo}': option 'policy' of pass 'dlr': unknown value 'fifo' (valid: cost, lru, belady)
+// POLICY: dan-opt: error: bad pass pipeline 'dlr{policy=fifo}': option 'policy' of pass 'dlr': unknown value 'fifo' (valid: cost, lru, belady, belady-cost, planned)
 
 // Test that a non-positive alignment is refused.
 // ALIGN: dan-opt: error: bad pass pipeline 'dlr{alignment=0}': option 'alignment' of pass 'dlr': must be >= 1, got 0

@@ -4,44 +4,40 @@
 
 // Test that tune keeps the first candidate that is best by its objective. Three UB
 // chains: x (32 units, load 10, EXP 10), y (32, load 100, EXP 100), z (64, load 10,
-// EXP 500). Every MPAS order runs z alone (peak 64); DLR reuses addresses, so without
-// prefetch each load waits for the FREE before it: balanced's y, x, z gives y 0-100,
-// EXP y 100-200, x 200-210, EXP x 210-220, z 220-230, EXP z 230-730. Prefetch hoists
-// x's load beside y (32 + 32 = 64: the peak stays), DLR puts x at 32, and x's load
-// runs 100-110 right after y's; z at [0, 64) waits for FREE x (210): EXP z 220-720.
-// Each policy gives 730 without prefetch and 720 with it, so the default objective
-// (makespan first) keeps balanced with prefetch, the first 720.
+// EXP 500). Every MPAS order runs z alone (peak 64). CPE's re-placement gives each
+// load a range released earlier (or never used), so no load waits for a FREE and the
+// makespan is set by the order on VECTOR: balanced, memory-first and
+// balanced-locality run y, x, z (EXP z 210-710: 710); criticality-first runs z first,
+// its 500-cycle EXP being the longest path (z 0-10, EXP z 10-510, EXP y 510-610,
+// EXP x 610-620: 620), with or without prefetch. The default objective (makespan
+// first) keeps criticality-first without prefetch, the first 620.
 
-// CHECK: // timeline @chains: makespan 720
+// CHECK: // timeline @chains: makespan 620
 // CHECK-NEXT: // MTE2
-// CHECK-NEXT: //   COPY_IN 5 [0, 100)
-// CHECK-NEXT: //   COPY_IN 1 [100, 110)
-// CHECK-NEXT: //   COPY_IN 9 [210, 220)
+// CHECK-NEXT: //   COPY_IN 9 [0, 10)
+// CHECK-NEXT: //   COPY_IN 5 [10, 110)
+// CHECK-NEXT: //   COPY_IN 1 [110, 120)
 // CHECK-NEXT: // VECTOR
-// CHECK-NEXT: //   EXP 6 [100, 200)
-// CHECK-NEXT: //   EXP 2 [200, 210)
-// CHECK-NEXT: //   EXP 10 [220, 720)
+// CHECK-NEXT: //   EXP 10 [10, 510)
+// CHECK-NEXT: //   EXP 6 [510, 610)
+// CHECK-NEXT: //   EXP 2 [610, 620)
 // CHECK-LABEL: dan.kernel @chains
-// CHECK-NEXT:    [[Y:%[a-z0-9_]+]], {{%[a-z0-9_]+}} = dan.alloc {id = 4, buf = 1, offset = 0} : !dan.buf<UB, 32>
-// CHECK-NEXT:    "COPY_IN" {{.*}} bufs([[Y]]) {{.*}} {id = 5}
-// CHECK-NEXT:    [[X:%[a-z0-9_]+]], {{%[a-z0-9_]+}} = dan.alloc {id = 0, buf = 0, offset = 32} : !dan.buf<UB, 32>
-// CHECK-NEXT:    "COPY_IN" {{.*}} bufs([[X]]) {{.*}} {id = 1}
-// CHECK-NEXT:    "EXP" {{.*}} bufs([[Y]]) {{.*}} {id = 6}
-// CHECK-NEXT:    dan.free [[Y]] {{.*}} {id = 7}
-// CHECK-NEXT:    "EXP" {{.*}} bufs([[X]]) {{.*}} {id = 2}
-// CHECK-NEXT:    dan.free [[X]] {{.*}} {id = 3}
-// CHECK-NEXT:    dan.alloc {id = 8, buf = 2, offset = 0} : !dan.buf<UB, 64>
+// CHECK-NEXT:    [[Z:%[a-z0-9_]+]], {{%[a-z0-9_]+}} = dan.alloc {id = 8, buf = 2, offset = 0} : !dan.buf<UB, 64>
+// CHECK-NEXT:    "COPY_IN" {{.*}} bufs([[Z]]) {{.*}} {id = 9}
+// CHECK-NEXT:    "EXP" {{.*}} bufs([[Z]]) {{.*}} {id = 10}
+// CHECK-NEXT:    dan.free [[Z]] {{.*}} {id = 11}
+// CHECK-NEXT:    dan.alloc {id = 4, buf = 1, offset = 64} : !dan.buf<UB, 32>
 
 // Test that with the peak alone as objective every candidate ties (64) and the first,
-// balanced without prefetch, is kept: 730.
+// balanced without prefetch, is kept: 710.
 
-// PEAK: // timeline @chains: makespan 730
+// PEAK: // timeline @chains: makespan 710
 // PEAK-LABEL: dan.kernel @chains
 // PEAK-NEXT:    dan.alloc {id = 4, buf = 1, offset = 0}
 // PEAK-NEXT:    "COPY_IN" {{.*}} {id = 5}
 // PEAK-NEXT:    "EXP" {{.*}} {id = 6}
 // PEAK-NEXT:    dan.free {{.*}} {id = 7}
-// PEAK-NEXT:    dan.alloc {id = 0, buf = 0, offset = 0}
+// PEAK-NEXT:    dan.alloc {id = 0, buf = 0, offset = 32}
 
 // Test that an unknown metric is refused with the valid ones listed.
 // BAD: dan-opt: error: {{.*}}'size'{{.*}}peak, traffic, spills, makespan
