@@ -103,7 +103,7 @@ def test_invalid_plan_exits_2(tmp_path: Path) -> None:
 BAD = [
     (("dan-opt", "missing.json"), "dan-opt", "cannot read 'missing.json': No such file or directory"),
     (("dan-opt", str(EXAMPLE), "-p", "nosuchpass"), "dan-opt", "bad pass pipeline 'nosuchpass': Unrecognized passes: ['nosuchpass']"),
-    (("dan-opt", str(EXAMPLE), "-p", "dlr{policy=foo}"), "dan-opt", "option 'policy' of pass 'dlr': unknown value 'foo' (valid: cost, lru, belady)"),
+    (("dan-opt", str(EXAMPLE), "-p", "dlr{policy=foo}"), "dan-opt", "option 'policy' of pass 'dlr': unknown value 'foo' (valid: cost, lru, belady, belady-cost, planned)"),
     (("dan-opt", str(EXAMPLE), "-p", "mpas{policy=foo}"), "dan-opt", "option 'policy' of pass 'mpas': unknown value 'foo' (valid: "),
     (("dan-opt", str(EXAMPLE), "--target", "tpu"), "dan-opt", "unknown target 'tpu' (presets: contest, ascend910b; or a .json file)"),
     (("dan-export", "--format", "xml", str(EXAMPLE)), "dan-export", "unknown format 'xml' (valid: contest, graph)"),

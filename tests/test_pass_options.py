@@ -91,7 +91,7 @@ def test_tune_portfolio_is_spelled_as_the_passes_that_take_it() -> None:
 @pytest.mark.parametrize("build, message", [
     (lambda: CpePass(window=0), "option 'window' of pass 'cpe': must be >= 1, got 0"),
     (lambda: CpeOptions(passes=-1), "option 'passes' of pass 'cpe': must be >= 0, got -1"),
-    (lambda: DlrOptions(policy="fifo"), "option 'policy' of pass 'dlr': unknown value 'fifo' (valid: cost, lru, belady)"),
+    (lambda: DlrOptions(policy="fifo"), "option 'policy' of pass 'dlr': unknown value 'fifo' (valid: cost, lru, belady, belady-cost, planned)"),
     (lambda: DlrOptions(stall=float("nan")), "option 'stall' of pass 'dlr': must be >= 0, got nan"),
     (lambda: DlrPass(early_window=-1), "option 'early-window' of pass 'dlr': must be >= 0, got -1"),
     (lambda: MpasOptions(policy="fast"), "option 'policy' of pass 'mpas': unknown value 'fast' (valid: balanced, "),
@@ -120,7 +120,7 @@ def test_pipeline_values_are_type_checked_with_the_pass_and_option_named(spec: s
 
 
 def test_named_pipelines_parse_and_name_their_passes() -> None:
-    assert list(PIPELINES) == ["original", "hmcos", "cosma", "magis", "eda", "dan", "dan-tune"]
+    assert list(PIPELINES) == ["original", "hmcos", "cosma", "magis", "eda", "dan", "dan-tune", "dan-best-peak", "dan-best-traffic", "dan-best-makespan"]
     assert pipeline("dan") == "mpas,dlr,cpe" and pipeline("original") == "original,dlr{policy=lru}"
     for spec in PIPELINES.values():
         check_options(DAN_PASSES, spec)
