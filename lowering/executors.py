@@ -66,7 +66,12 @@ class Serial:
 
 
 def _worker_start() -> None:
-    """A pool worker: Ctrl-C is the parent's to handle; what it inherited is never collected."""
+    """A pool worker: Ctrl-C is the parent's to handle; what it inherited is never
+    collected; searches inside a kernel (tune, dan-best) run in the worker itself, the
+    batch already using the cores."""
+    from dan.passes.pipeline.progress_hook import set_default_jobs
+
+    set_default_jobs(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.disable()
     gc.freeze()
@@ -138,7 +143,11 @@ class LocalPool:
 
 
 def _call(fn: Callable[[Any], Any], item: Any) -> Any:
-    """A Ray task: `fn(item)` (Ray wants a function, not a partial)."""
+    """A Ray task of one CPU: `fn(item)` (Ray wants a function, not a partial), searches
+    inside the kernel kept to that CPU."""
+    from dan.passes.pipeline.progress_hook import set_default_jobs
+
+    set_default_jobs(1)
     return fn(item)
 
 

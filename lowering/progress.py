@@ -54,3 +54,33 @@ def _is_terminal(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+class SearchBars:
+    """A listener for `dan.passes.pipeline.progress_hook`: one bar per search label
+    (`tune`, `dan-best`) on `stream`, shown only when it is a terminal."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.bars: dict[str, Any] = {}
+
+    @property
+    def active(self) -> bool:
+        return self.stream is not None and _is_terminal(self.stream)
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        bar = self.bars.get(label)
+        if bar is None:
+            import tqdm
+
+            tqdm.tqdm.monitor_interval = 0
+            bar = self.bars[label] = tqdm.tqdm(total=total, file=self.stream, unit="candidate",
+                                              dynamic_ncols=True, desc=label, leave=False)
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.close()
+        self.bars.clear()

@@ -71,6 +71,9 @@ def arguments() -> argparse.ArgumentParser:
     ap.add_argument("--print-op-generic", action="store_true", help="print the generic op format")
     ap.add_argument("--verify-each", action="store_true",
                     help="verify IR built from a graph and after every pass that changes IR")
+    ap.add_argument("-j", "--jobs", type=int, metavar="N",
+                    help="worker processes for searches over candidates (tune, dan-best) whose "
+                         "jobs option is 0 (default: every core); plans do not depend on it")
     add_version(ap)
     return ap
 
@@ -79,6 +82,20 @@ def main(argv: list[str] | None = None) -> None:
     args = arguments().parse_args(argv)
 
     def body() -> int:
+        from dan.lowering.progress import SearchBars
+        from dan.passes.pipeline.progress_hook import listening, set_default_jobs
+
+        if args.jobs is not None and args.jobs < 1:
+            raise CliError(f"--jobs must be at least 1, got {args.jobs}")
+        set_default_jobs(args.jobs)
+        bars = SearchBars()
+        with listening(bars if bars.active else None):
+            try:
+                return _body()
+            finally:
+                bars.close()
+
+    def _body() -> int:
         from dan.lowering.opt_driver import OptRequest, run_opt
 
         spec = ",".join(p for p in [_named(args.pipeline), args.passes, *(args.flags or [])] if p)

@@ -13,14 +13,14 @@ and target; a worker's exception is raised again in the caller.
 from __future__ import annotations
 
 import multiprocessing
-import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from types import TracebackType
 from typing import Any, TypeVar
 
 from dan.dialect.graph import KernelGraph
 from dan.dialect.target import Core
+from dan.passes.pipeline.progress_hook import default_jobs, report
 
 R = TypeVar("R")
 
@@ -40,20 +40,17 @@ def context() -> tuple[KernelGraph, Core]:
     return _graph, _target
 
 
-def usable_cores() -> int:
-    """Cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 class Runner:
-    """Maps candidate evaluations over `jobs` worker processes (0: every usable core;
-    1: in this process). Use as a context manager: the pool lives until exit."""
+    """Maps candidate evaluations over `jobs` worker processes (0: the command's job
+    count, `dan.passes.pipeline.progress_hook.default_jobs`; 1: in this process), and
+    reports each finished evaluation under `label`. Use as a context manager: the pool
+    lives until exit."""
 
-    def __init__(self, graph: KernelGraph, target: Core, jobs: int) -> None:
-        self.jobs = jobs or usable_cores()
+    def __init__(self, graph: KernelGraph, target: Core, jobs: int, label: str = "search") -> None:
+        self.jobs = jobs or default_jobs()
+        self.label = label
+        self.done = 0
+        self.total = 0
         self.pool: Executor | None = None
         if self.jobs > 1:
             methods = multiprocessing.get_all_start_methods()
@@ -64,10 +61,21 @@ class Runner:
 
     def map(self, fn: Callable[..., R], args: Sequence[tuple[Any, ...]]) -> list[R]:
         """`[fn(*a) for a in args]`, evaluated by the workers, in the order of `args`."""
+        self.total += len(args)
         if self.pool is None or len(args) < 2:
-            return [fn(*a) for a in args]
+            results = []
+            for a in args:
+                results.append(fn(*a))
+                self._tick()
+            return results
         futures = [self.pool.submit(fn, *a) for a in args]
+        for _ in as_completed(futures):
+            self._tick()
         return [f.result() for f in futures]
+
+    def _tick(self) -> None:
+        self.done += 1
+        report(self.label, self.done, self.total)
 
     def __enter__(self) -> Runner:
         return self

@@ -62,7 +62,7 @@ def best(graph: KernelGraph, target: Core, options: BestOptions = BestOptions())
     order_specs = orders(options.objective, target)[: max(1, units // (1 + LAYOUT_UNITS))]
     layout_specs = layouts(options.objective)
     units -= len(order_specs) * (1 + LAYOUT_UNITS)
-    with Runner(graph, target, options.jobs) as runner:
+    with Runner(graph, target, options.jobs, "dan-best") as runner:
         made = runner.map(_order, [(spec,) for spec in order_specs])
         first: dict[tuple[int, ...], int] = {}
         distinct = [first.setdefault(tuple(order), i) == i for i, order in enumerate(made)]

@@ -48,6 +48,9 @@ class TuneOptions:
     """Metrics compared in order (smaller wins); ties go to the earlier candidate."""
     peak_budget: int = 0
     """Peaks at or below this count as equal (0: every peak counts)."""
+    jobs: int = 0
+    """Worker processes for the candidates (0: the command's job count, e.g. `dan-opt
+    -j`, else every usable core; 1: in this process). The plan does not depend on it."""
 
     def __post_init__(self) -> None:
         check_choices("tune", "objective", self.objective, METRICS)
@@ -55,3 +58,4 @@ class TuneOptions:
         check_nonempty("tune", "prefetches", self.prefetches)
         check_nonempty("tune", "dlrs", self.dlrs)
         check_at_least("tune", "peak_budget", self.peak_budget, 0)
+        check_at_least("tune", "jobs", self.jobs, 0)
