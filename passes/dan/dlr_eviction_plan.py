@@ -14,7 +14,8 @@ reload cycles (`2 * size + 150` each way, per the target's spill cost).
 the model when OR-Tools' CP-SAT is installed and proves it within its deterministic
 work limit (one worker, fixed seed, so the result does not depend on the machine's
 load), otherwise the best plan it found, which is never worse than next-use (Belady)
-eviction's plan, used as its hint and as the plan without OR-Tools. In a tier whose
+eviction's plan, used as its hint and as the plan without OR-Tools or for a model of
+more than `MODEL_TERMS` capacity terms. In a tier whose
 buffers all share one footprint and one reload price, next-use eviction is optimal
 (Belady's MIN) and CP-SAT is skipped. DLR's `planned`
 policy then clears windows of planned victims first; fragmentation may still force
@@ -27,6 +28,14 @@ import heapq
 
 from dan.dialect.graph import ALLOC, KernelGraph
 from dan.dialect.target import Core
+
+CONFLICTS_PER_EFFORT = 200
+"""CP-SAT stops after this many conflicts per unit of effort as well (deterministic
+work, like its deterministic time, which some constraints undercount)."""
+
+MODEL_TERMS = 50_000
+"""A tier whose capacity constraints hold more terms than this keeps the next-use plan
+(such models take CP-SAT far longer than its work limit suggests to set up)."""
 
 Gap = tuple[int, int]
 """`(buffer, j)`: the gap before the buffer's need j."""
@@ -140,6 +149,8 @@ def _exact_plan(
                 ends.setdefault(end, []).append(gap)
     active: dict[Gap, int] = {}
     last: tuple[frozenset[Gap], int] | None = None
+    rows: list[tuple[dict[Gap, int], int]] = []
+    terms = 0
     for p in sorted(forced):
         for gap in ends.get(p, ()):
             del active[gap]
@@ -147,10 +158,15 @@ def _exact_plan(
         if sum(active.values()) > room:
             key = (frozenset(active), room)
             if key != last:
-                model.add(sum(size * kept[gap] for gap, size in active.items()) <= room)
+                rows.append((dict(active), room))
+                terms += len(active)
+                if terms > MODEL_TERMS:
+                    return hint
                 last = key
         for gap, size in starts.get(p, ()):
             active[gap] = size
+    for row, room in rows:
+        model.add(sum(size * kept[gap] for gap, size in row.items()) <= room)
     if sum(weight.values()) >= 1 << 62 or capacity >= 1 << 62:
         return hint  # beyond CP-SAT's 64-bit integers
     model.maximize(sum(weight[gap] * var for gap, var in kept.items()))
@@ -160,6 +176,7 @@ def _exact_plan(
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
     solver.parameters.max_deterministic_time = effort
+    solver.parameters.max_number_of_conflicts = int(CONFLICTS_PER_EFFORT * effort)
     status = solver.solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return hint

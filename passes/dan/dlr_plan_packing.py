@@ -6,13 +6,13 @@ an evicted gap (placement 1, 2, ...) through its last need before the next evict
 (or its FREE). A residency is the inclusive position range `[start, end]`; two
 residencies of a tier conflict when their ranges share a position. `pack_tier` gives
 every residency of one tier an offset so that conflicting residencies never overlap in
-addresses, or None when none of these packings fits: residencies by
-decreasing footprint (then longer first, then earlier), each at the lowest offset clear
-of the conflicting residencies already placed; then the same by start position (an
-on-line best fit would see them in that order); then, when OR-Tools is installed, CP-SAT
-with a no-overlap constraint over the (time, address) rectangles. Before all of these,
-a timed packing: by start position, each where its addresses' last occupant left
-longest ago, so the reload that places it can start early.
+addresses, or None when none of these packings fits: first a timed packing: by start
+position, each where its addresses' last occupant left longest ago, so the reload that
+places it can start early; then residencies by decreasing footprint (then longer first,
+then earlier), each at the lowest offset clear of the conflicting residencies already
+placed; then the same by start position (an on-line best fit would see them in that
+order); then, when OR-Tools is installed and the tier has at most `PACK_ITEMS`
+residencies, CP-SAT with a no-overlap constraint over the (time, address) rectangles.
 
 Invariant of a packing: for every tier packed, `offset + footprint <= capacity`, and
 conflicting residencies are disjoint in addresses. Nothing here imports xDSL.
@@ -21,6 +21,14 @@ conflicting residencies are disjoint in addresses. Nothing here imports xDSL.
 from __future__ import annotations
 
 import numpy as np
+
+CONFLICTS_PER_EFFORT = 10
+"""CP-SAT stops after this many conflicts per unit of effort as well: deterministic
+work, like its deterministic time, which the no-overlap constraint undercounts badly
+(a packing that exists is usually found with no conflict at all)."""
+
+PACK_ITEMS = 1_500
+"""Residencies of one tier beyond which CP-SAT does not try to pack them."""
 
 Placement = tuple[int, int]
 """`(buffer, placement index)`: 0 for the ALLOC, k for the buffer's k-th reload."""
@@ -72,8 +80,8 @@ def pack_tier(
 def _exact_fit(starts: list[int], ends: list[int], sizes: list[int], capacity: int, effort: float) -> list[int] | None:
     """Offsets from CP-SAT (rectangles fixed in time, free in address, no two
     overlapping), or None: no OR-Tools, no packing, or none found within `effort`."""
-    if capacity >= 1 << 62:
-        return None  # beyond CP-SAT's 64-bit integers
+    if capacity >= 1 << 62 or len(sizes) > PACK_ITEMS:
+        return None  # beyond CP-SAT's 64-bit integers, or too many rectangles
     try:
         from ortools.sat.python import cp_model
     except ImportError:
@@ -90,6 +98,7 @@ def _exact_fit(starts: list[int], ends: list[int], sizes: list[int], capacity: i
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
     solver.parameters.max_deterministic_time = effort
+    solver.parameters.max_number_of_conflicts = int(CONFLICTS_PER_EFFORT * effort)
     if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     return [int(solver.value(off)) for off in offsets]
