@@ -37,6 +37,12 @@ def _tune() -> type[ModulePass]:
     return TunePass
 
 
+def _reuse() -> type[ModulePass]:
+    from dan.passes.search.reuse import ReuseOrderPass
+
+    return ReuseOrderPass
+
+
 def _best() -> type[ModulePass]:
     from dan.passes.search.best import BestPass
 
@@ -73,6 +79,7 @@ DAN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "cpe": _cpe,
     "prefetch": _prefetch,
     "tune": _tune,
+    "reuse-order": _reuse,
     "dan-best": _best,
     "verify-plan": _verify,
     "original": _baseline("OriginalPass"),
