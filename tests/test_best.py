@@ -116,3 +116,22 @@ def test_prefetch_settings_follow_the_core() -> None:
         assert all(set(pre.pipes) <= set(core.pipes) for spec in kept for pre in spec.prefetches)
         assert any(L0_DOUBLE in spec.prefetches for spec in orders(objective, CONTEST)) == (objective != "peak")
         assert len(kept) == len([s for s in orders(objective, CONTEST) if L0_DOUBLE not in s.prefetches])
+
+
+@pytest.mark.parametrize("objective", list(OBJECTIVES))
+def test_only_the_makespan_objective_polishes_its_winner(objective: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stage 4 polishes the makespan winner with its share of the budget and keeps the
+    polished plan only when it ranks better; the other objectives skip it."""
+    import dan.passes.search.best_search as best_search
+
+    calls: list[int] = []
+
+    def slower(graph, plan, target, evaluations):  # a polish that makes every plan worse
+        calls.append(evaluations)
+        return type(plan)(list(reversed(plan.order)), plan.offsets, plan.spills)
+
+    monkeypatch.setattr(best_search, "polish", slower)
+    graph = random_kernel(7, ops=30)
+    found = best(graph, CONTEST, BestOptions(objective=objective, jobs=1, work=SMALL))
+    assert found.metrics.valid and replay(graph, found.plan, CONTEST).valid
+    assert calls == ([SMALL // graph.n // best_search.POLISH_SHARE] if objective == "makespan" else [])

@@ -7,7 +7,10 @@ a `Runner` spreads over worker processes:
 1. every order of `orders(objective, target)` (MPAS or the reuse order, then prefetch);
 2. each distinct order laid out by the first layout (DLR, CPE, replay);
 3. the `FINALISTS` best distinct orders of stage 2, each laid out by every further
-   layout, layout by layout, while the budget lasts.
+   layout, layout by layout, while the budget lasts;
+4. for the makespan objective, the winner polished by local search
+   (`dan.passes.search.order_polish`, one replay per unit of the `POLISH_SHARE` of the
+   budget set aside for it), kept when it ranks better.
 
 A candidate is identified by (order index, layout index) in the portfolio lists and
 ranked by (the objective's metrics, that index); the smallest valid one wins. The
@@ -33,11 +36,15 @@ from dan.passes.dan.mpas_search import mpas
 from dan.passes.search.best_options import LAYOUT_UNITS, OBJECTIVES, BestError, BestOptions
 from dan.passes.search.best_pool import Runner, context
 from dan.passes.search.best_portfolio import LayoutSpec, OrderSpec, layouts, orders
+from dan.passes.search.order_polish import polish
 from dan.passes.search.prefetch_order import prefetch
 from dan.passes.search.reuse_order import reuse_order
 
 FINALISTS = 4
 """Distinct orders that stage 3 lays out with every further layout."""
+POLISH_SHARE = 4
+"""Stage 4 gets `1 / POLISH_SHARE` of the per-node budget units (taken from stage 3's),
+one replay each."""
 
 Rank = tuple[int, ...]
 
@@ -59,9 +66,10 @@ def best(graph: KernelGraph, target: Core, options: BestOptions = BestOptions())
     """The best plan of the portfolio for `options.objective`; see the module docstring.
     Raises BestError when no candidate gives a valid plan."""
     units = max(1, options.work // max(1, graph.n))
+    polish_units = units // POLISH_SHARE if options.objective == "makespan" else 0
     order_specs = orders(options.objective, target)[: max(1, units // (1 + LAYOUT_UNITS))]
     layout_specs = layouts(options.objective)
-    units -= len(order_specs) * (1 + LAYOUT_UNITS)
+    units -= len(order_specs) * (1 + LAYOUT_UNITS) + polish_units
     with Runner(graph, target, options.jobs, "dan-best") as runner:
         made = runner.map(_order, [(spec,) for spec in order_specs])
         first: dict[tuple[int, ...], int] = {}
@@ -74,10 +82,16 @@ def best(graph: KernelGraph, target: Core, options: BestOptions = BestOptions())
     valid = [(rank, key) for key, (rank, plan) in ranked.items() if plan is not None]
     if not valid:
         raise BestError(f"dan-best: no candidate gave a valid plan for kernel {graph.name}")
-    _, (o, lay) = min(valid)
+    top, (o, lay) = min(valid)
     plan = ranked[(o, lay)][1]
     assert plan is not None
-    return Best(plan, replay(graph, plan, target), order_specs[o], layout_specs[lay], len(made), len(ranked))
+    metrics = replay(graph, plan, target)
+    if polish_units:
+        polished = polish(graph, plan, target, polish_units)
+        polished_metrics = replay(graph, polished, target)
+        if polished_metrics.valid and rank(polished_metrics, options.objective) < top:
+            plan, metrics = polished, polished_metrics
+    return Best(plan, metrics, order_specs[o], layout_specs[lay], len(made), len(ranked))
 
 
 def _within(units: int, tasks: list[tuple[int, int]], layout_specs: list[LayoutSpec]) -> list[tuple[int, int]]:
