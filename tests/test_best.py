@@ -14,6 +14,7 @@ from dan.passes.dan.mpas_search import mpas_schedule
 from dan.passes.pipeline.options import OptionError
 from dan.passes.search.best_options import OBJECTIVES, BestOptions
 from dan.passes.search.best_portfolio import L0_DOUBLE, all_moves, layouts, orders
+from dan.passes.search import best_search
 from dan.passes.search.best_search import best, rank
 from dan.passes.search.prefetch_order import prefetch
 from dan.passes.search.tune_options import TuneOptions
@@ -60,7 +61,9 @@ def test_budget_cuts_the_portfolio_by_node_count() -> None:
     assert (one.orders_tried, one.layouts_tried) == (1, 1)
     count = len(orders("makespan", CONTEST))
     stage2 = best(graph, CONTEST, BestOptions(objective="makespan", jobs=1, work=count * 4 * graph.n))
-    wide = best(graph, CONTEST, BestOptions(objective="makespan", jobs=1, work=(count * 4 + 3 * 3) * graph.n))
+    share = best_search.POLISH_SHARE  # stage 4's share of the units comes out of stage 3's
+    units = next(u for u in range(count * 4, 10 * count) if u - u // share == count * 4 + 3 * 3)
+    wide = best(graph, CONTEST, BestOptions(objective="makespan", jobs=1, work=units * graph.n))
     assert stage2.orders_tried == wide.orders_tried == count
     assert wide.layouts_tried == stage2.layouts_tried + 3  # three more layouts of the finalists
     assert rank(wide.metrics, "makespan") <= rank(stage2.metrics, "makespan") <= rank(one.metrics, "makespan")
@@ -122,8 +125,6 @@ def test_prefetch_settings_follow_the_core() -> None:
 def test_only_the_makespan_objective_polishes_its_winner(objective: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Stage 4 polishes the makespan winner with its share of the budget and keeps the
     polished plan only when it ranks better; the other objectives skip it."""
-    import dan.passes.search.best_search as best_search
-
     calls: list[int] = []
 
     def slower(graph, plan, target, evaluations):  # a polish that makes every plan worse
