@@ -158,15 +158,18 @@ def _lowest_fit(
 
 def planned_offsets(
     tiers: list[int], capacity: tuple[int, ...], alloc: list[int], needs: list[list[int]],
-    footprint: list[int], gaps: frozenset[tuple[int, int]], effort: float,
+    footprint: list[int], gaps: frozenset[tuple[int, int]], effort: float, alignment: int = 1,
 ) -> dict[Placement, int]:
     """Offsets of every placement in the tiers where the plan evicts and a packing fits
-    (`tiers[b]` is buffer b's tier); the other tiers are left to on-line placement."""
+    (`tiers[b]` is buffer b's tier); the other tiers are left to on-line placement.
+    Footprints are multiples of `alignment`; the packing runs in units of it, so every
+    offset is a multiple of it too."""
     evicting = {tiers[b] for b, _ in gaps}
+    units = [f // alignment for f in footprint]
     out: dict[Placement, int] = {}
     for t in sorted(evicting):
         bufs = [b for b in range(len(footprint)) if tiers[b] == t and footprint[b]]
-        packed = pack_tier(residencies(bufs, alloc, needs, gaps), footprint, capacity[t], effort)
+        packed = pack_tier(residencies(bufs, alloc, needs, gaps), units, capacity[t] // alignment, effort)
         if packed is not None:
-            out.update(packed)
+            out.update((key, off * alignment) for key, off in packed.items())
     return out

@@ -122,7 +122,7 @@ class Scan:
             self.planned = eviction_plan(graph, order, target, self.footprint, options.plan_effort)
             alloc, _ = need_positions(graph, order)
             self.plan_offsets = planned_offsets(
-                graph.buf_tier, target.capacity, alloc, self.needs, self.footprint, self.planned, options.plan_effort
+                graph.buf_tier, target.capacity, alloc, self.needs, self.footprint, self.planned, options.plan_effort, a
             )
 
     def next_need(self, b: int) -> int:
