@@ -11,7 +11,7 @@ from dan.dialect.target import CONTEST
 from dan.lowering.generate import random_kernel, tiled_matmul
 from dan.passes.dan.dlr_layout import dlr
 from dan.passes.dan.dlr_options import DlrOptions
-from dan.passes.search.order_polish import plan_pipes, polish
+from dan.passes.search.order_polish import critical_waits, plan_pipes, polish
 from dan.passes.search.order_polish_place import best_offsets, placements
 from dan.passes.search.order_polish_spill import spill_trials
 from dan.passes.search.tune_options import TuneOptions
@@ -72,3 +72,17 @@ def test_offsets_and_spill_trials_never_overlap(seed: int) -> None:
             checked = replay(graph, trial, CONTEST)
             assert checked.valid or checked.violation.kind not in ("not-a-permutation", "bad-spill")
             assert len(plan_pipes(graph, trial, CONTEST)) == len(trial.order)
+
+
+def test_critical_waits_wait_for_an_edge() -> None:
+    """Each node the chain walk returns runs on a pipe, starts after its pipe's previous
+    node finishes, and starts exactly when a predecessor finishes."""
+    graph, plan = _spilled_plan(11)
+    metrics = replay(graph, plan, CONTEST, edges=True)
+    pipes = plan_pipes(graph, plan, CONTEST)
+    waits = critical_waits(plan, metrics, pipes)
+    assert waits
+    for v in waits:
+        on_pipe = [u for u in plan.order[: plan.order.index(v)] if pipes[u] == pipes[v]]
+        assert pipes[v] >= 0 and (not on_pipe or metrics.finish[on_pipe[-1]] < metrics.start[v])
+        assert any(metrics.finish[u] == metrics.start[v] for u in metrics.preds[v])

@@ -10,6 +10,9 @@ placement given a spilled victim's range (`order_polish_spill`); each of the nex
 must follow over the plan's edges (graph, spill and address-reuse), at most `CLOSURE`
 of them. Each trial is replayed in full and kept only when valid and strictly better
 by (makespan, sum of the busiest pipe's start times); the walk then goes on from `v`.
+The evaluations left then go to the critical chain: walking back from the last finish,
+each node that waits for an edge rather than its pipe gets the same trials (the later
+nodes being its own pipe's), kept when strictly better by (makespan, sum of finishes).
 
 Invariants: the result replays valid and its makespan is at most the input's (traffic
 and peak may grow: the caller ranks); at most `evaluations` replays are spent, counted,
@@ -52,10 +55,19 @@ def busiest_pipe(pipes: list[int], metrics: Metrics) -> int:
 
 
 def polish(graph: KernelGraph, plan: Plan, target: Core, evaluations: int) -> Plan:
-    """`plan` with gaps of its busiest pipe filled; see the module docstring."""
+    """`plan` with gaps of its busiest pipe filled, then waits on its critical chain
+    shortened; see the module docstring."""
     metrics = replay(graph, plan, target, edges=True)
-    if not metrics.valid or plan.offsets is None:
+    if not metrics.valid or plan.offsets is None or evaluations <= 0:
         return plan
+    plan, metrics, spent = _fill_gaps(graph, plan, target, metrics, evaluations)
+    return _shorten_chain(graph, plan, target, metrics, evaluations - spent)
+
+
+def _fill_gaps(
+    graph: KernelGraph, plan: Plan, target: Core, metrics: Metrics, evaluations: int
+) -> tuple[Plan, Metrics, int]:
+    """The walk over the busiest pipe's gaps: (plan, its metrics, replays spent)."""
     pipes = plan_pipes(graph, plan, target)
     pipe = busiest_pipe(pipes, metrics)
     best = _key(metrics, pipes, pipe)
@@ -80,7 +92,61 @@ def polish(graph: KernelGraph, plan: Plan, target: Core, evaluations: int) -> Pl
                 on_pipe = [u for u in plan.order if pipes[u] == pipe]
                 j -= 1  # the node now in v's place may leave a gap too
                 break
+    return plan, metrics, spent
+
+
+def _shorten_chain(graph: KernelGraph, plan: Plan, target: Core, metrics: Metrics, evaluations: int) -> Plan:
+    """The walk back along the critical chain: each node on it that waits for an edge
+    rather than its pipe gets the same trials as a gap, the later nodes being those of
+    its own pipe; kept when strictly better by (makespan, sum of finish times), after
+    which the walk starts again from the new chain's end."""
+    best = (metrics.makespan, sum(metrics.finish))
+    spent, improved = 0, True
+    while improved and spent < evaluations:
+        improved = False
+        pipes = plan_pipes(graph, plan, target)
+        for v in critical_waits(plan, metrics, pipes):
+            after = plan.order.index(v) + 1
+            later = [u for u in plan.order[after:] if pipes[u] == pipes[v]][:LOOKAHEAD]
+            for trial in _trials(graph, target, plan, metrics, v, later):
+                if spent >= evaluations:
+                    return plan
+                trial_metrics = replay(graph, trial, target, edges=True)
+                spent += 1
+                key = (trial_metrics.makespan, sum(trial_metrics.finish))
+                if trial_metrics.valid and key < best:
+                    plan, metrics, best, improved = trial, trial_metrics, key, True
+                    break
+            if improved:
+                break
     return plan
+
+
+def critical_waits(plan: Plan, metrics: Metrics, pipes: list[int]) -> list[int]:
+    """The nodes on a pipe along the critical chain (from the last finish back, through
+    the pipe's previous node or else the smallest predecessor finishing as a node starts)
+    that start later than their pipe's previous node finishes, last first."""
+    previous: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for u in plan.order:
+        if pipes[u] >= 0:
+            if pipes[u] in last:
+                previous[u] = last[pipes[u]]
+            last[pipes[u]] = u
+    v = max(range(len(metrics.finish)), key=lambda u: (metrics.finish[u], -u))
+    waits: list[int] = []
+    while metrics.start[v] > 0:
+        start, before = metrics.start[v], previous.get(v)
+        edge = [u for u in metrics.preds[v] if metrics.finish[u] == start]
+        if before is not None and metrics.finish[before] == start and not edge:
+            v = before
+            continue
+        if pipes[v] >= 0 and (before is None or metrics.finish[before] < start):
+            waits.append(v)
+        if not edge:
+            break
+        v = min(edge)
+    return waits
 
 
 def _trials(graph: KernelGraph, target: Core, plan: Plan, metrics: Metrics, v: int, later: list[int]) -> Iterator[Plan]:
