@@ -21,7 +21,6 @@ from __future__ import annotations
 from dan.dialect.graph import FREE, KernelGraph, Plan, check_order
 from dan.dialect.replay import replay
 from dan.dialect.target import Core
-from dan.passes.packing.offline import offline_layout
 from dan.passes.dan.dlr_options import DlrOptions
 from dan.passes.dan.dlr_scan import LayoutError, Scan
 
@@ -39,6 +38,8 @@ def dlr(graph: KernelGraph, order: list[int], target: Core, options: DlrOptions 
     online = scan.run()
     if options.packing == "online":
         return online
+    from dan.passes.packing.offline import offline_layout  # numpy and the solvers: offline only
+
     found = offline_layout(graph, order, target, options.alignment, options.packing_limit)
     if found is None:
         return online

@@ -43,7 +43,6 @@ from dan.dialect.target import Core
 from dan.dialect.timing import pipe_start, ready_time
 from dan.passes.dan.dlr_eviction import EVICTIONS, spill_cost
 from dan.passes.dan.dlr_eviction_plan import eviction_plan, need_positions
-from dan.passes.dan.dlr_plan_packing import planned_offsets
 from dan.passes.dan.dlr_free_space import FreeSegments, FreeSince
 from dan.passes.dan.dlr_options import DlrOptions
 from dan.passes.dan.dlr_output import Output
@@ -119,6 +118,8 @@ class Scan:
         self.placements = [0] * nbuf
         """How many times each buffer has been placed (its ALLOC, then its reloads)."""
         if options.policy == "planned":
+            from dan.passes.dan.dlr_plan_packing import planned_offsets  # numpy: only for this policy
+
             self.planned = eviction_plan(graph, order, target, self.footprint, options.plan_effort)
             alloc, _ = need_positions(graph, order)
             self.plan_offsets = planned_offsets(
