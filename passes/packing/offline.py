@@ -9,7 +9,7 @@ Per tier: spills are chosen where live bytes exceed the capacity
 (`dan.passes.packing.spill_choice`), every placement's lifetime is read off the
 plan order (`dan.passes.packing.lifetimes`), and the lifetimes are packed group by
 group (groups no lifetime crosses): the greedy orders first, then an exact solver for
-a group they leave unplaced (the time sweep for a tight group, else the search). Where a group stays unpacked, the tier's capacity for the
+a group they leave unplaced (the time sweep for a tight group, else the search, then CP-SAT when OR-Tools is installed). Where a group stays unpacked, the tier's capacity for the
 spill choice drops, over the positions of each lifetime the best greedy order left
 unplaced, to the live bytes there minus its size, and the tier's spills are chosen
 again (at most `ROUNDS` times). Sizes and the capacity are counted in units
@@ -26,6 +26,8 @@ import numpy as np
 
 from dan.dialect.graph import KernelGraph, Plan
 from dan.dialect.target import Core
+from dan.passes.packing.cpsat import available as cpsat_available
+from dan.passes.packing.cpsat import cpsat
 from dan.passes.packing.exact import exact
 from dan.passes.packing.heuristic import best_greedy
 from dan.passes.packing.lifetimes import Emitted, emit, touches
@@ -118,6 +120,9 @@ def _pack_tier(emitted: Emitted, bufs: list[int], units: list[int], capacity: in
         if not packing.proven and search and len(sub) <= SEARCH_ITEMS:
             found = (sweep if is_tight(sub) else solver)(sub, limit)
             report.search_nodes += found.nodes
+            if not found.proven and not found.exhausted and cpsat_available():
+                found = cpsat(sub, limit, packing.offsets)
+                report.search_nodes += found.nodes
             packing = found if found.proven else packing
         if not packing.proven:
             unplaced += [(sub.starts[i], sub.ends[i], sub.sizes[i]) for i, o in enumerate(packing.offsets) if o < 0]
