@@ -19,6 +19,7 @@ from dan.dialect.graph import ALLOC, FREE, KernelGraph
 from dan.lowering.gen_conv import ConvShape, conv, random_conv_shape
 from dan.lowering.gen_flash_attention import FlashShape, flash_attention, random_flash_shape
 from dan.lowering.gen_matmul import MatmulShape, matmul, random_matmul_shape
+from dan.lowering.gen_packing import PackingShape, packing, random_packing_shape
 from dan.lowering.gen_random import RandomShape, random_dag, random_dag_shape
 
 
@@ -38,6 +39,7 @@ FAMILIES: dict[str, Family] = {
     "flash-attention": Family(FlashShape, flash_attention, random_flash_shape, ("q_blocks", "kv_blocks")),
     "conv": Family(ConvShape, conv, random_conv_shape, ("layers", "blocks", "channels")),
     "random": Family(RandomShape, random_dag, random_dag_shape, ("layers", "width")),
+    "packing": Family(PackingShape, packing, random_packing_shape, ("buffers",)),
 }
 
 # name -> (family, shape, (nodes, edges) of the public kernel)
