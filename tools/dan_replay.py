@@ -21,8 +21,11 @@ def _ratio_text(r: float | None) -> str:
 
 
 def _with(value: object, bound: int, r: float | None) -> str:
-    """`VALUE  (bound B, ratio R)`: the metric beside its best lower bound."""
-    return f"{value}  (bound {bound}, ratio {'inf' if r is None and value != '-' else _ratio_text(r)})"
+    """`VALUE  (bound B, ratio R)`: the metric beside its best lower bound; a positive
+    value over a bound of 0 has no ratio (`(bound 0)`)."""
+    if r is None and value != "-":
+        return f"{value}  (bound {bound})"
+    return f"{value}  (bound {bound}, ratio {_ratio_text(r)})"
 
 
 def report_lines(name: str, m: Metrics, gb: GraphBounds, pb: PlanBounds, layout: bool, target: Core) -> list[str]:
