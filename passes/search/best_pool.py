@@ -1,4 +1,5 @@
-"""Where `dan-best`'s candidates run: in this process, or in a pool of worker processes.
+"""Where a search's candidates (`tune`, `dan-best`) run: in this process, or in a pool of
+worker processes.
 
 A `Runner` maps a module-level function over argument tuples and returns the results
 in the order of the arguments, whatever the number of workers and whichever finishes
@@ -36,7 +37,7 @@ def _start(graph: KernelGraph, target: Core) -> None:
 def context() -> tuple[KernelGraph, Core]:
     """The graph and target of the runner this process works for."""
     if _graph is None or _target is None:
-        raise RuntimeError("dan-best: no runner started in this process")
+        raise RuntimeError("no search runner started in this process")
     return _graph, _target
 
 
