@@ -1,5 +1,7 @@
 """dan-replay: validate a plan and print what it costs (MODEL.md), each metric beside its
-best lower bound (`dan.dialect.bounds`) and their ratio, and each tier's packing."""
+best lower bound (`dan.dialect.bounds`) and their ratio, each tier's packing, and how
+busy each pipe is (`dan.dialect.pipe_usage`: busy cycles, share of the makespan, the
+busiest pipe's idle cycles)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import json
 from dan.dialect.bounds import (
     GraphBounds, PlanBounds, best_bounds, bounds_summary, graph_bounds, metric_ratios, plan_bounds, ratio,
 )
+from dan.dialect.pipe_usage import PipeUsage, pipe_usage
 from dan.dialect.replay import Metrics, replay
 from dan.dialect.target import Core, load_target
 from dan.lowering.frontends import is_graph_input, load_kernels
@@ -59,6 +62,17 @@ def report_lines(name: str, m: Metrics, gb: GraphBounds, pb: PlanBounds, layout:
     return lines
 
 
+def usage_lines(usage: PipeUsage) -> list[str]:
+    """Per pipe its busy cycles and share of the makespan, then the busiest pipe's idle cycles."""
+    busy = ", ".join(f"{name} {usage.busy[p]} ({usage.utilisation(p):.1%})" for p, name in enumerate(usage.pipes))
+    b = usage.busiest
+    return [
+        f"  pipe busy:     {busy} (busy cycles, share of the makespan)",
+        f"  busiest idle:  {usage.pipes[b]} idle {usage.idle(b)} of {usage.makespan} cycles (busy {usage.busy[b]}, "
+        f"{usage.utilisation(b):.1%})",
+    ]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="dan-replay", description=__doc__)
     ap.add_argument("input", help="dan IR (.mlir, '-' for stdin) or a graph (.json/.csv)")
@@ -83,11 +97,15 @@ def main(argv: list[str] | None = None) -> None:
             ok &= m.valid
             gb, pb = graph_bounds(graph, tgt), plan_bounds(graph, plan, tgt, m)
             layout = plan.offsets is not None
+            usage = pipe_usage(graph, plan, tgt, m) if m.valid else None
             if args.json:
                 extra = bounds_summary(gb, pb, m, tgt, layout)
+                if usage is not None:
+                    extra.update(usage.summary())
                 out.append(json.dumps({"kernel": graph.name, "target": tgt.name, **m.summary(), **extra}, sort_keys=True))
             else:
                 out.extend(report_lines(graph.name, m, gb, pb, layout, tgt))
+                out.extend(usage_lines(usage) if usage is not None else [])
         write_stdout("\n".join(out) + "\n")
         return 0 if ok else 2
 
