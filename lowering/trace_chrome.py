@@ -49,6 +49,7 @@ def _slices(graph: KernelGraph, plan: Plan, target: Core, m: Metrics) -> list[di
     n = graph.n
     where: list[int | None] = [None] * len(graph.buf_ids)  # current offset per buffer
     args_of: dict[int, dict] = {}
+    spill_base = graph.spill_id_base
     for v in plan.order:  # the offsets a node sees are those at its position in the order
         if v < n:
             bufs = graph.node_bufs[v]
@@ -62,7 +63,7 @@ def _slices(graph: KernelGraph, plan: Plan, target: Core, m: Metrics) -> list[di
             b, off = plan.spills[(v - n) // 2]
             if (v - n) % 2:
                 where[b] = off
-            args_of[v] = {"id": graph.spill_id_base + v - n, "buffers": [_buffer_text(graph, target, b, where[b])],
+            args_of[v] = {"id": spill_base + v - n, "buffers": [_buffer_text(graph, target, b, where[b])],
                           "cycles": m.finish[v] - m.start[v], "spill": (v - n) // 2}
     events = []
     lanes = pipe_nodes(graph, plan, target)

@@ -23,6 +23,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dan.dialect.bounds import GraphBounds, PlanBounds, best_bounds, bounds_summary, graph_bounds, plan_bounds
 from dan.dialect.graph import KernelGraph, Plan, input_order
@@ -33,6 +34,9 @@ from dan.lowering.frontends import as_viewed
 from dan.lowering.graph_files import read_graph
 from dan.passes.pipeline.named import BASELINE_LAYOUT, PIPELINES
 from dan.tools.cli import USER_ERRORS, CliError, add_version, one_line, run
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 ROOT = Path(__file__).resolve().parents[1]
 METHODS = tuple(PIPELINES)
@@ -244,37 +248,55 @@ def default_workloads() -> list[Path]:
     return sorted((ROOT / "examples").glob("*.json"))
 
 
-def plots(results: dict[str, dict[str, Run]], out: Path) -> list[Path]:
-    """One bar chart per metric (ratio to `original`), written all-or-nothing; none,
-    with a note on stderr, when matplotlib is missing."""
-    try:
-        import matplotlib
+def bar_chart(results: dict[str, dict[str, Run]], metric: str) -> Figure:
+    """Each method's `metric` over `original`'s per workload (lower is better); bars of
+    methods whose order breaks the L0 rule are hatched (their peak is not comparable)."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+    wls = list(results)
+    methods = [m for m in METHODS if any(m in r for r in results.values())]
+    width = 0.8 / max(len(methods), 1)
+    fig = Figure(figsize=(9, 4.2))
+    ax = fig.add_subplot()
+    broken = False
+    for i, m in enumerate(methods):
+        color = f"C{i % 10}"
+        for x, wl in enumerate(wls):
+            if m not in results[wl]:
+                continue
+            base = getattr(results[wl]["original"].metrics, metric) if "original" in results[wl] else 1
+            r = results[wl][m].metrics
+            broken |= not r.l0_rule
+            bar = ax.bar(x + i * width, getattr(r, metric) / base if base else 0, width, color=color, linewidth=0.4,
+                         hatch=None if r.l0_rule else "///", edgecolor=color if r.l0_rule else "black")
+            ax.bar_label(bar, fmt="%.2f", fontsize=6, rotation=90, padding=2)
+    ax.axhline(1.0, color="black", linewidth=0.6, linestyle=":")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.12)
+    ax.set_xticks([x + width * (len(methods) - 1) / 2 for x in range(len(wls))], wls)
+    ax.set_xlabel("workload")
+    ax.set_ylabel(f"{metric} / original")
+    ax.set_title(f"{metric} of each method over original's (lower is better; dotted: original)")
+    handles = [Patch(color=f"C{i % 10}", label=m) for i, m in enumerate(methods)]
+    if broken:
+        handles.append(Patch(facecolor="white", edgecolor="black", hatch="///", label="breaks the L0 rule"))
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def plots(results: dict[str, dict[str, Run]], out: Path) -> list[Path]:
+    """One bar chart per metric (`bar_chart`), written all-or-nothing; none, with a
+    note on stderr, when matplotlib is missing."""
+    try:
+        import matplotlib  # noqa: F401
     except ImportError:
         print("dan-bench: matplotlib is not installed: no plots (pip install 'dan-scheduler[plot]')", file=sys.stderr)
         return []
     images: dict[Path, bytes] = {}
-    wls = list(results)
-    methods = [m for m in METHODS if any(m in r for r in results.values())]
-    width = 0.8 / max(len(methods), 1)
     for metric in METRICS:
-        fig, ax = plt.subplots(figsize=(7, 3.5))
-        for i, m in enumerate(methods):
-            vals = []
-            for wl in wls:
-                base = getattr(results[wl]["original"].metrics, metric) if "original" in results[wl] else 1
-                v = getattr(results[wl][m].metrics, metric) if m in results[wl] else 0
-                vals.append(v / base if base else 0)
-            ax.bar([x + i * width for x in range(len(wls))], vals, width, label=m)
-        ax.set_xticks([x + width * (len(methods) - 1) / 2 for x in range(len(wls))], wls)
-        ax.set_ylabel(f"{metric} / original")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
         png = io.BytesIO()
-        fig.savefig(png, format="png", dpi=100, metadata={"Software": None})
-        plt.close(fig)
+        bar_chart(results, metric).savefig(png, format="png", dpi=100, metadata={"Software": None})
         images[out / f"{metric}.png"] = png.getvalue()
     atomic_write_all(images)
     return list(images)
