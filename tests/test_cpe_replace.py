@@ -18,9 +18,10 @@ from dan.dialect.graph import KernelGraph, Plan, build_graph
 from dan.dialect.plan_edges import node_cycles, node_pipes
 from dan.dialect.replay import replay
 from dan.dialect.target import CONTEST, Core
+from dan.lowering.generate import tiled_matmul
 from dan.passes.dan.cpe_options import CpeOptions
 from dan.passes.dan.cpe_reorder import cpe
-from dan.passes.dan.cpe_replace import Replaced, hoist_spill_outs, re_place
+from dan.passes.dan.cpe_replace import Replaced, hoist_spill_outs, re_place, slotted_tiers
 from tests.shared_data import CASES
 from tests.test_cpe_reorder import BIG, alloc, check_cpe, free, op, pipeline, random_plans, spill_example, staying_events
 
@@ -84,6 +85,60 @@ def test_a_full_tier_leaves_no_other_range() -> None:
     tiny = Core("tiny", (4096, 64, 256, 256, 512))
     out = checked_re_place(graph, plan, tiny)
     assert out.plan.offsets == [0, 0] and max(out.finish) == 220
+
+
+def slot_example() -> tuple[KernelGraph, Plan]:
+    """UB holds two 64-byte slots. a@0 is read until 110, x@64 only until 20; c@0 waits
+    for FREE a although slot 64 is free when c is placed, and d@64 is placed while c
+    lives. Keeping d's slot, c waits: COPY_IN c 110-120, EXP c 120-220, EXP d 220-320.
+    With the slots exchanged (c@64, d@0): COPY_IN c 20-30, EXP c 110-210, EXP d 210-310.
+    """
+    records = [
+        alloc(0, 0), op(1, "COPY_IN", "MTE2", 10, 0), op(2, "EXP", "VECTOR", 100, 0), free(3, 0),
+        alloc(4, 1), op(5, "COPY_IN", "MTE2", 10, 1), free(6, 1),
+        alloc(7, 2), op(8, "COPY_IN", "MTE2", 10, 2), op(9, "EXP", "VECTOR", 100, 2), free(10, 2),
+        alloc(11, 3), op(12, "COPY_IN", "MTE2", 10, 3), op(13, "EXP", "VECTOR", 100, 3), free(14, 3),
+    ]
+    edges = [(0, 1), (1, 2), (2, 3), (4, 5), (5, 6), (7, 8), (8, 9), (9, 10), (11, 12), (12, 13), (13, 14)]
+    order = [0, 1, 4, 5, 6, 2, 3, 7, 8, 11, 12, 9, 10, 13, 14]
+    return build_graph("slots", records, edges), Plan(order, [0, 64, 0, 64], [])
+
+
+TWO_SLOTS = Core("two-slots", (4096, 128, 256, 256, 512))
+
+
+def test_a_slotted_tier_lets_placements_exchange_slots() -> None:
+    graph, plan = slot_example()
+    assert slotted_tiers(graph, plan, 5)[1]
+    assert replay(graph, plan, TWO_SLOTS).makespan == 320
+    out = checked_re_place(graph, plan, TWO_SLOTS)
+    assert out.plan.offsets == [0, 64, 64, 0] and out.moved == 2
+    assert max(out.finish) == 310
+
+
+def test_mixed_sizes_or_unaligned_offsets_are_not_slots() -> None:
+    graph, plan = slot_example()
+    assert not slotted_tiers(graph, Plan(plan.order, [0, 64, 0, 32], []), 5)[1]
+    mixed, mixed_plan = reuse_example()  # one size, aligned: slotted
+    assert slotted_tiers(mixed, mixed_plan, 5)[1]
+    records = [alloc(0, 0, size=64), free(1, 0, size=64), alloc(2, 1, size=32), free(3, 1, size=32)]
+    graph = build_graph("mixed", records, [(0, 1), (2, 3)])
+    assert not slotted_tiers(graph, Plan([0, 1, 2, 3], [0, 0], []), 5)[1]
+
+
+@settings(max_examples=12, deadline=None)
+@given(m=st.integers(1, 3), n=st.integers(1, 3), k=st.integers(2, 4), slots=st.integers(3, 6))
+def test_tiled_matmuls_in_a_small_l1_re_place_validly(m: int, n: int, k: int, slots: int) -> None:
+    """Uniform 128-byte L1 blocks under pressure: MPAS + DLR spill, and the slotted
+    re-placement keeps every promise."""
+    from dan.passes.dan.dlr_layout import dlr
+    from dan.passes.dan.mpas_search import mpas
+
+    target = Core("small-l1", (128 * slots, 1024, 256, 256, 512))
+    graph = tiled_matmul(m, n, k)
+    plan = dlr(graph, mpas(graph, target), target)
+    assert slotted_tiers(graph, plan, 5)[0]
+    checked_re_place(graph, plan, target)
 
 
 def test_spill_outs_move_up_to_their_last_predecessor() -> None:
