@@ -11,8 +11,10 @@ Three figures per kernel, each readable on its own:
 - `residency`: along the schedule (x: plan position), the peak tiers' live bytes
   whose maximum is the peak metric, and per tier the bytes resident against the
   capacity line (the trace's counters give the same over time).
-Bars shorter than a 3000th of the makespan are widened to it so that every node
-shows; nothing else is approximated. Many shapes go in one collection per colour (no
+Bars keep their exact widths: where nodes are denser than the pixels, the
+anti-aliased shade gives their density (a pipe 15% busy in thin slices looks light,
+not solid); 0-cycle nodes (the SPILL_OUT of a clean buffer) are ticks above their
+lane. Many shapes go in one collection per colour (no
 patch per node), so a 30k-node kernel draws in seconds; in SVG the collections are
 rasterized and the text stays vector. Output bytes are deterministic.
 """
@@ -35,8 +37,6 @@ if TYPE_CHECKING:
 
 SPILL_OUT_COLOR, SPILL_IN_COLOR = "#d62728", "#ff7f0e"
 CAPACITY_COLOR = "#d62728"
-MIN_WIDTH = 1 / 3000
-"""Shortest bar drawn, as a share of the makespan."""
 _PALETTE = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#e377c2",
             "#aec7e8", "#98df8a", "#c5b0d5", "#c49c94", "#9edae5", "#dbdb8d")
 """Op colours (red and orange are the spills')."""
@@ -46,24 +46,27 @@ RASTER_ABOVE = 1000
 """Collections with more shapes are rasterized in vector output."""
 
 
-def _frame(fig: Figure, rows: int = 1, right: float = 0.985) -> None:
+def _frame(fig: Figure, rows: int = 1, right: float = 0.985, left: float = 1.05) -> None:
     """Fixed margins in inches (title above, axis label below, tick labels left, a
     0.4-inch gap for each row's title): the same frame on every kernel, without the
     cost of measuring text."""
     w, h = fig.get_size_inches()
-    top, bottom, gap = (0.85 if rows > 1 else 0.6), 0.55, 0.4
+    top, bottom, gap = (0.85 if rows > 1 else 0.45), 0.55, 0.4
     axes_h = (h - top - bottom - gap * (rows - 1)) / rows
-    fig.subplots_adjust(left=1.05 / w, right=right, top=1 - top / h, bottom=bottom / h, hspace=gap / axes_h)
+    fig.subplots_adjust(left=left / w, right=right, top=1 - top / h, bottom=bottom / h, hspace=gap / axes_h)
 
 
-def _width(makespan: int) -> float:
-    return max(makespan, 1) * MIN_WIDTH
-
-
-def _bars(ax: Axes, spans: list[tuple[int, int]], y: float, height: float, color: str, min_width: float) -> None:
-    ranges = [(s, max(f - s, min_width)) for s, f in spans]
-    bars = ax.broken_barh(ranges, (y - height / 2, height), facecolors=color, linewidth=0)
-    bars.set_rasterized(len(ranges) > RASTER_ABOVE)
+def _bars(ax: Axes, spans: list[tuple[int, int]], y: float, height: float, color: str) -> None:
+    """Bars of `spans` in one collection; 0-length spans as ticks above the lane."""
+    ranges = [(s, f - s) for s, f in spans if f > s]
+    if ranges:
+        bars = ax.broken_barh(ranges, (y - height / 2, height), facecolors=color, linewidth=0, snap=False)
+        bars.set_rasterized(len(ranges) > RASTER_ABOVE)
+    ticks = [s for s, f in spans if f == s]
+    if ticks:
+        line = ax.plot(ticks, [y - height / 2 + 0.08] * len(ticks), linestyle="none", marker="|", markersize=4,
+                       color=color, markeredgewidth=0.6)[0]
+        line.set_rasterized(len(ticks) > RASTER_ABOVE)
 
 
 def gantt(graph: KernelGraph, plan: Plan, target: Core, m: Metrics, usage: PipeUsage) -> Figure:
@@ -79,7 +82,6 @@ def gantt(graph: KernelGraph, plan: Plan, target: Core, m: Metrics, usage: PipeU
     color.update(SPILL_OUT=SPILL_OUT_COLOR, SPILL_IN=SPILL_IN_COLOR)
     fig = Figure(figsize=(13, 0.55 * len(rows) + 1.6))
     ax = fig.add_subplot()
-    w = _width(m.makespan)
     used: set[str] = set()
     for y, p in enumerate(rows):
         groups: dict[str, list[tuple[int, int]]] = {}
@@ -87,7 +89,7 @@ def gantt(graph: KernelGraph, plan: Plan, target: Core, m: Metrics, usage: PipeU
             op = graph.ops[v] if v < n else ("SPILL_IN" if (v - n) % 2 else "SPILL_OUT")
             groups.setdefault(op, []).append((m.start[v], m.finish[v]))
         for op in sorted(groups):
-            _bars(ax, groups[op], y, 0.7, color[op], w)
+            _bars(ax, groups[op], y, 0.7, color[op])
             used.add(op)
     busiest = usage.busiest
     ax.set_yticks(range(len(rows)), [f"{target.pipes[p]}  {usage.utilisation(p):.0%}" for p in rows])
@@ -103,7 +105,7 @@ def gantt(graph: KernelGraph, plan: Plan, target: Core, m: Metrics, usage: PipeU
                  f"busiest {target.pipes[busiest]} ({usage.utilisation(busiest):.0%} busy)")
     legend = [Patch(color=color[op], label=op) for op in [*names, "SPILL_OUT", "SPILL_IN"] if op in used]
     ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
-    _frame(fig, right=1 - 1.3 / 13)
+    _frame(fig, right=1 - 1.3 / 13, left=1.5)
     return fig
 
 
@@ -122,13 +124,12 @@ def layout_map(graph: KernelGraph, plan: Plan, target: Core, m: Metrics, held: l
     tiers = _tier_rows(graph, held)
     fig = Figure(figsize=(13, 2.3 * len(tiers) + 1.0))
     axes = fig.subplots(len(tiers), 1, sharex=True, squeeze=False)[:, 0]
-    w = _width(m.makespan)
     for ax, t in zip(axes, tiers):
         mine = [r for r in held if r.tier == t and r.size]
         kinds: dict[str, list] = {"resident": [], "out": [], "in": []}
         faces = []
         for r in mine:
-            x0, x1 = r.start, max(r.end, r.start + w)
+            x0, x1 = r.start, r.end
             y0, y1 = r.offset, r.offset + r.size
             box = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
             if r.spilled(n):
@@ -142,7 +143,8 @@ def layout_map(graph: KernelGraph, plan: Plan, target: Core, m: Metrics, held: l
             if not boxes:
                 continue
             face = faces if kind == "resident" else (SPILL_OUT_COLOR if kind == "out" else SPILL_IN_COLOR)
-            coll = PolyCollection(boxes, facecolors=face, edgecolors="white", linewidths=0.3)
+            edges = 0.3 if len(mine) <= RASTER_ABOVE else 0  # white seams only where shapes are wide
+            coll = PolyCollection(boxes, facecolors=face, edgecolors="white", linewidths=edges, snap=False)
             coll.set_rasterized(len(boxes) > RASTER_ABOVE)
             ax.add_collection(coll)
         cap = target.capacity[t]
