@@ -109,7 +109,7 @@ def gantt(graph: KernelGraph, plan: Plan, target: Core, m: Metrics, usage: PipeU
     return fig
 
 
-def _tier_rows(graph: KernelGraph, held: list[Residency]) -> list[int]:
+def _tier_rows(held: list[Residency]) -> list[int]:
     """Tiers that hold a buffer of non-zero size, in tier order."""
     return sorted({r.tier for r in held if r.size})
 
@@ -121,7 +121,7 @@ def layout_map(graph: KernelGraph, plan: Plan, target: Core, m: Metrics, held: l
     from matplotlib.patches import Patch
 
     n = graph.n
-    tiers = _tier_rows(graph, held)
+    tiers = _tier_rows(held)
     fig = Figure(figsize=(13, 2.3 * len(tiers) + 1.0))
     axes = fig.subplots(len(tiers), 1, sharex=True, squeeze=False)[:, 0]
     for ax, t in zip(axes, tiers):
@@ -168,7 +168,7 @@ def residency_plot(graph: KernelGraph, plan: Plan, target: Core, held: list[Resi
     the bytes resident (spills release and place) against the capacity."""
     from matplotlib.figure import Figure
 
-    tiers = _tier_rows(graph, held)
+    tiers = _tier_rows(held)
     resident, live = order_levels(graph, plan, target)
     xs = list(range(len(plan.order) + 1))
     fig = Figure(figsize=(13, 1.6 * (len(tiers) + 1) + 1.0))

@@ -94,3 +94,20 @@ def test_bench_bar_chart_titles_labels_and_l0_rule_mark() -> None:
     bars = [p for p in ax.patches if p.get_height() > 0]
     assert sorted((p.get_height(), p.get_hatch()) for p in bars) == [(0.5, "///"), (1.0, None)]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["original", "dan", "breaks the L0 rule"]
+
+
+def test_gantt_draws_every_node_once_and_zero_cycle_nodes_as_ticks() -> None:
+    from dan.dialect.pipe_usage import node_pipe, pipe_usage
+    from dan.lowering.generate import tiled_matmul
+    from dan.lowering.plot_plan import gantt
+    from tests.test_pipe_usage import planned
+
+    g = tiled_matmul(4, 4, 4)
+    target, plan = planned(g)
+    m = replay(g, plan, target)
+    timed = [v for v in plan.order if node_pipe(g, target, v) >= 0]
+    zero = sum(m.finish[v] == m.start[v] for v in timed)
+    ax = gantt(g, plan, target, m, pipe_usage(g, plan, target, m)).axes[0]
+    assert zero > 0  # clean SPILL_OUTs take 0 cycles
+    assert sum(len(c.get_paths()) for c in ax.collections) == len(timed) - zero
+    assert sum(len(line.get_xdata()) for line in ax.get_lines()) == zero
