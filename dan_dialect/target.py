@@ -22,6 +22,8 @@ _L0_TIERS: tuple[int, ...] = (2, 3, 4)
 _PIPES: tuple[str, ...] = ("MTE1", "MTE2", "MTE3", "FIXP", "CUBE", "VECTOR")
 _DMA_PIPES: frozenset[str] = frozenset({"MTE1", "MTE2", "MTE3", "FIXP"})
 _SPILL_OUT_PIPE, _SPILL_IN_PIPE = 2, 1  # MTE3, MTE2
+EVENT_IDS = 8
+"""Default event ids per ordered pipe pair (the Ascend cores' eight)."""
 
 
 LIMIT = 1 << 62
@@ -65,6 +67,9 @@ class Core:
     """Pipe that runs SPILL_OUT."""
     spill_in_pipe: int = _SPILL_IN_PIPE
     """Pipe that runs SPILL_IN."""
+    event_ids: int = EVENT_IDS
+    """Synchronization event ids per ordered pipe pair (`set_flag`/`wait_flag` of a
+    sync-lowered kernel): at most this many flags of one pair are outstanding at once."""
 
     @cached_property
     def tier_index(self) -> dict[str, int]:
@@ -94,6 +99,8 @@ class Core:
             data["spill_in_pipe"] = self.pipes[self.spill_in_pipe]
         data["spill_units_per_cycle"] = self.spill_units_per_cycle
         data["spill_startup"] = self.spill_startup
+        if self.event_ids != EVENT_IDS:
+            data["event_ids"] = self.event_ids
         return data
 
 
@@ -109,7 +116,7 @@ PRESETS: dict[str, Core] = {t.name: t for t in (CONTEST, ASCEND910B)}
 
 TARGET_KEYS: tuple[str, ...] = (
     "name", "tiers", "capacity", "peak_tiers", "l0_tiers", "pipes", "dma_pipes", "spill_out_pipe",
-    "spill_in_pipe", "spill_units_per_cycle", "spill_startup",
+    "spill_in_pipe", "spill_units_per_cycle", "spill_startup", "event_ids",
 )
 """The keys a target file may hold; any other key is refused (a misspelling would be ignored)."""
 
@@ -168,13 +175,16 @@ def target_from_json(data: object, name: str) -> Core:
             f"target '{name}': 'spill_units_per_cycle' must be a number from 1e-6 to 1e9 and "
             "'spill_startup' an integer from 0 to 2^62"
         )
+    event_ids = data.get("event_ids", EVENT_IDS)
+    if not _is_int(event_ids) or not 1 <= event_ids <= 1 << 16:
+        raise TargetError(f"target '{name}': 'event_ids' must be an integer from 1 to 65536")
     label = data.get("name", name)
     if not isinstance(label, str) or not label:
         raise TargetError(f"target '{name}': 'name' must be a non-empty string")
     return Core(
         label, tuple(caps[t] for t in tiers), tuple(tiers.index(p) for p in peak), float(rate), startup,
         tiers=tiers, pipes=pipes, dma_pipes=frozenset(dma), l0_tiers=tuple(tiers.index(t) for t in l0),
-        spill_out_pipe=spill_out, spill_in_pipe=spill_in,
+        spill_out_pipe=spill_out, spill_in_pipe=spill_in, event_ids=event_ids,
     )
 
 
