@@ -1,5 +1,5 @@
 """Reading and writing dan IR text: one Context with the dan and builtin dialects,
-plus every xDSL dialect on demand so mixed modules parse.
+plus the sync lowering's `dan_sync` and every xDSL dialect on demand so mixed modules parse.
 
 IR parsed from text is verified once, here; IR built from checked arrays is not.
 """
@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.parser import Parser
 
 from dan.dialect.dialect import Dan
+from dan.lowering.sync_registry import dan_sync_dialect
 
 
 def context() -> Context:
@@ -22,8 +23,9 @@ def context() -> Context:
     ctx = Context(allow_unregistered=False)
     ctx.load_dialect(Builtin)
     ctx.load_dialect(Dan)
+    ctx.register_dialect("dan_sync", dan_sync_dialect)
     for name, factory in get_all_dialects().items():
-        if name not in ("builtin", "dan"):
+        if name not in ("builtin", "dan", "dan_sync"):
             ctx.register_dialect(name, factory)
     return ctx
 

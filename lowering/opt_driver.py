@@ -61,9 +61,10 @@ def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Every xDSL pass and every dan pass, by pipeline name (classes load lazily)."""
     from xdsl.transforms import get_all_passes
 
+    from dan.lowering.sync_registry import SYNC_PASSES
     from dan.passes.pipeline.registry import DAN_PASSES
 
-    return {**get_all_passes(), **DAN_PASSES}
+    return {**get_all_passes(), **DAN_PASSES, **SYNC_PASSES}
 
 
 def parse_passes(spec: str) -> list[ModulePass]:

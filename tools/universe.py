@@ -2,6 +2,7 @@
 
 from xdsl.universe import Universe
 
+from dan.lowering.sync_registry import SYNC_PASSES, dan_sync_dialect
 from dan.passes.pipeline.registry import DAN_PASSES
 
 
@@ -11,4 +12,4 @@ def _dan():  # noqa: ANN202
     return Dan
 
 
-DAN_UNIVERSE = Universe(all_dialects={"dan": _dan}, all_passes=DAN_PASSES)
+DAN_UNIVERSE = Universe(all_dialects={"dan": _dan, "dan_sync": dan_sync_dialect}, all_passes={**DAN_PASSES, **SYNC_PASSES})
