@@ -71,18 +71,24 @@ class Reorder:
         Needs exact times everywhere.
         """
         tl = self.tl
-        finish, start, order = tl.finish, tl.start, tl.order
+        finish, start, order, preds = tl.finish, tl.start, tl.order, tl.preds
         makespan = max(finish, default=0)
         if makespan == 0:
             return []
         v = next(order[i] for i in range(len(order) - 1, -1, -1) if finish[order[i]] == makespan)
         bound: list[int] = []
-        while v >= 0 and start[v] > 0:
-            if tl.slack(v) == 0:
-                v = next(u for u in tl.preds[v] if finish[u] == start[v])
+        pipe_prev = tl.pipe_prev
+        while v >= 0:
+            s = start[v]
+            if s == 0:
+                break
+            for u in preds[v]:  # no predecessor finishes later than s: slack 0 iff one ends at s
+                if finish[u] == s:
+                    v = u
+                    break
             else:
                 bound.append(v)
-                v = tl.pipe_prev(v)
+                v = pipe_prev(v)
         bound.reverse()
         return bound
 
