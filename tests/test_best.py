@@ -13,7 +13,7 @@ from dan.passes.dan.mpas_options import MpasOptions
 from dan.passes.dan.mpas_search import mpas_schedule
 from dan.passes.pipeline.options import OptionError
 from dan.passes.search.best_options import OBJECTIVES, BestOptions
-from dan.passes.search.best_portfolio import L0_DOUBLE, all_moves, layouts, orders
+from dan.passes.search.best_portfolio import STREAM_ORDERS, STREAM_UNITS, L0_DOUBLE, all_moves, layouts, orders, streams
 from dan.passes.search import best_search
 from dan.passes.search.best_search import best, rank
 from dan.passes.search.prefetch_order import prefetch
@@ -58,11 +58,12 @@ def test_peak_objective_keeps_the_l0_rule_and_mpas_peak() -> None:
 def test_budget_cuts_the_portfolio_by_node_count() -> None:
     graph = random_kernel(5, ops=40)
     one = best(graph, CONTEST, BestOptions(objective="makespan", jobs=1, work=1))
-    assert (one.orders_tried, one.layouts_tried) == (1, 1)
+    assert (one.orders_tried, one.layouts_tried) == (1, 1 + len(streams()))  # stage 2 always runs
     count = len(orders("makespan", CONTEST))
     stage2 = best(graph, CONTEST, BestOptions(objective="makespan", jobs=1, work=count * 4 * graph.n))
     share = best_search.POLISH_SHARE  # stage 4's share of the units comes out of stage 3's
-    units = next(u for u in range(count * 4, 10 * count) if u - u // share == count * 4 + 3 * 3)
+    streamed = STREAM_ORDERS * STREAM_UNITS * len(streams())  # at most; stage 3 gets 9 or a unit more
+    units = next(u for u in range(count * 4, 10 * count) if u - u // share == count * 4 + 3 * 3 + streamed)
     wide = best(graph, CONTEST, BestOptions(objective="makespan", jobs=1, work=units * graph.n))
     assert stage2.orders_tried == wide.orders_tried == count
     assert wide.layouts_tried == stage2.layouts_tried + 3  # three more layouts of the finalists

@@ -20,6 +20,7 @@ from dan.passes.dan.mpas_options import POLICIES, MpasOptions
 from dan.passes.search.best_options import LAYOUT_UNITS
 from dan.passes.search.prefetch_options import PrefetchOptions
 from dan.passes.search.reuse_order import ReuseOptions
+from dan.passes.search.stream_layout import StreamOptions
 from dan.passes.search.tune_options import WIDE_CPE
 
 
@@ -34,12 +35,14 @@ class OrderSpec:
 
 @dataclass(frozen=True)
 class LayoutSpec:
-    """A layout of an order: DLR with `dlr`, then CPE with `cpe` (None: no CPE)."""
+    """A layout of an order: DLR with `dlr` (or, when `stream` is set, the stream layout
+    of `dan.passes.search.stream_layout` with it), then CPE with `cpe` (None: no CPE)."""
 
     dlr: DlrOptions
     cpe: CpeOptions | None = WIDE_CPE
     units: int = LAYOUT_UNITS
     """Its cost in `BestOptions.work` units per node."""
+    stream: StreamOptions | None = None
 
 
 LOADS = PrefetchOptions()
@@ -114,6 +117,21 @@ def layouts(objective: str) -> list[LayoutSpec]:
     if objective == "makespan":  # the eviction plan saves bytes first, cycles only at times
         return chosen + [planned]
     return chosen[:1] + [planned, LayoutSpec(replace(_BASE, l_cyc=0.0, stall=0.0))] + chosen[1:]
+
+
+STREAM_UNITS = 1
+"""A stream layout (one scan, no CPE: CPE measured no gain on its plans): about a third
+of a DLR layout's work."""
+STREAM_ORDERS = 2
+"""The makespan objective lays out this many leading orders of the portfolio (the
+reuse orders, built for load-bound kernels) with each of `streams()` as well."""
+
+
+def streams() -> list[LayoutSpec]:
+    """The stream layouts the makespan objective tries on its leading orders: loads
+    issued two operations ahead, victims whose release would not hold up the load
+    first (timed)."""
+    return [LayoutSpec(_BASE, cpe=None, units=STREAM_UNITS, stream=StreamOptions(lead=2, timed=True))]
 
 
 PLANNED_UNITS = 4 * LAYOUT_UNITS

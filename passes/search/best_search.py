@@ -5,8 +5,10 @@
 a `Runner` spreads over worker processes:
 
 1. every order of `orders(objective, target)` (MPAS or the reuse order, then prefetch);
-2. each distinct order laid out by the first layout (DLR, CPE, replay);
-3. the `FINALISTS` best distinct orders of stage 2, each laid out by every further
+2. each distinct order laid out by the first layout (DLR, CPE, replay); for the
+   makespan objective, each distinct order among the first `STREAM_ORDERS` also laid
+   out by every stream layout of `streams()` (`dan.passes.search.stream_layout`);
+3. the `FINALISTS` best distinct orders of stage 2 (by their first layout), each laid out by every further
    layout, layout by layout, while the budget lasts;
 4. for the makespan objective, the winner polished by local search
    (`dan.passes.search.order_polish`, one replay per unit of the `POLISH_SHARE` of the
@@ -35,10 +37,11 @@ from dan.passes.dan.mpas_options import MpasOptions
 from dan.passes.dan.mpas_search import mpas
 from dan.passes.search.best_options import LAYOUT_UNITS, OBJECTIVES, BestError, BestOptions
 from dan.passes.search.best_pool import Runner, context
-from dan.passes.search.best_portfolio import LayoutSpec, OrderSpec, layouts, orders
+from dan.passes.search.best_portfolio import STREAM_ORDERS, LayoutSpec, OrderSpec, layouts, orders, streams
 from dan.passes.search.order_polish import polish
 from dan.passes.search.prefetch_order import prefetch
 from dan.passes.search.reuse_order import reuse_order
+from dan.passes.search.stream_layout import stream_layout
 
 FINALISTS = 4
 """Distinct orders that stage 3 lays out with every further layout."""
@@ -69,14 +72,20 @@ def best(graph: KernelGraph, target: Core, options: BestOptions = BestOptions())
     polish_units = units // POLISH_SHARE if options.objective == "makespan" else 0
     order_specs = orders(options.objective, target)[: max(1, units // (1 + LAYOUT_UNITS))]
     layout_specs = layouts(options.objective)
+    stream_specs = streams() if options.objective == "makespan" else []
     units -= len(order_specs) * (1 + LAYOUT_UNITS) + polish_units
     with Runner(graph, target, options.jobs, "dan-best") as runner:
         made = runner.map(_order, [(spec,) for spec in order_specs])
         first: dict[tuple[int, ...], int] = {}
         distinct = [first.setdefault(tuple(order), i) == i for i, order in enumerate(made)]
         tasks = [(o, 0) for o in range(len(made)) if distinct[o]]
-        ranked = _evaluate(runner, made, layout_specs, tasks, options.objective)
-        finalists = sorted((rank, key) for key, (rank, plan) in ranked.items() if plan is not None)[:FINALISTS]
+        first_stream = len(layout_specs)
+        for o in [o for o in range(min(STREAM_ORDERS, len(made))) if distinct[o]]:
+            tasks += [(o, first_stream + k) for k in range(len(stream_specs))]
+            units -= sum(spec.units for spec in stream_specs)
+        ranked = _evaluate(runner, made, layout_specs + stream_specs, tasks, options.objective)
+        firsts = [(rank, key) for key, (rank, plan) in ranked.items() if plan is not None and key[1] == 0]
+        finalists = sorted(firsts)[:FINALISTS]
         more = _within(units, [(o, lay) for lay in range(1, len(layout_specs)) for _, (o, _) in finalists], layout_specs)
         ranked.update(_evaluate(runner, made, layout_specs, more, options.objective))
     valid = [(rank, key) for key, (rank, plan) in ranked.items() if plan is not None]
@@ -91,7 +100,7 @@ def best(graph: KernelGraph, target: Core, options: BestOptions = BestOptions())
         polished_metrics = replay(graph, polished, target)
         if polished_metrics.valid and rank(polished_metrics, options.objective) < top:
             plan, metrics = polished, polished_metrics
-    return Best(plan, metrics, order_specs[o], layout_specs[lay], len(made), len(ranked))
+    return Best(plan, metrics, order_specs[o], (layout_specs + stream_specs)[lay], len(made), len(ranked))
 
 
 def _within(units: int, tasks: list[tuple[int, int]], layout_specs: list[LayoutSpec]) -> list[tuple[int, int]]:
@@ -126,7 +135,13 @@ def _order(spec: OrderSpec) -> list[int]:
 def _layout(order: list[int], spec: LayoutSpec, objective: str) -> tuple[Rank, Plan | None]:
     """Worker: `order` laid out by `spec`, with its rank (plan None when invalid)."""
     graph, target = context()
-    plan = dlr(graph, order, target, spec.dlr)
+    if spec.stream is not None:
+        streamed = stream_layout(graph, order, target, spec.stream)
+        if streamed is None:
+            return (), None
+        plan = streamed
+    else:
+        plan = dlr(graph, order, target, spec.dlr)
     if spec.cpe is not None:
         plan = cpe(graph, plan, target, spec.cpe)
     metrics = replay(graph, plan, target)
