@@ -56,6 +56,15 @@ def _frame(fig: Figure, rows: int = 1, right: float = 0.985, left: float = 1.05)
     fig.subplots_adjust(left=left / w, right=right, top=1 - top / h, bottom=bottom / h, hspace=gap / axes_h)
 
 
+def _cycles_axis(ax: Axes, makespan: int) -> None:
+    """x from 0 to the makespan, ticks as plain numbers with thousands separators."""
+    from matplotlib.ticker import StrMethodFormatter
+
+    ax.set_xlim(0, max(makespan, 1))
+    ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+    ax.set_xlabel("cycles (replay)")
+
+
 def _bars(ax: Axes, spans: list[tuple[int, int]], y: float, height: float, color: str) -> None:
     """Bars of `spans` in one collection; 0-length spans as ticks above the lane."""
     ranges = [(s, f - s) for s, f in spans if f > s]
@@ -97,11 +106,10 @@ def gantt(graph: KernelGraph, plan: Plan, target: Core, m: Metrics, usage: PipeU
         if p == busiest:
             label.set_fontweight("bold")
     ax.set_ylim(len(rows) - 0.5, -0.5)
-    ax.set_xlim(0, max(m.makespan, 1))
-    ax.set_xlabel("cycles (replay)")
+    _cycles_axis(ax, m.makespan)
     ax.set_ylabel("pipe  (busy share)")
     ax.grid(axis="x", linewidth=0.3, alpha=0.5)
-    ax.set_title(f"{graph.name} on {target.name}: makespan {m.makespan:,} cycles, {len(plan.spills)} spills, "
+    ax.set_title(f"{graph.name} on {target.name}: makespan {m.makespan:,} cycles, {len(plan.spills):,} spills, "
                  f"busiest {target.pipes[busiest]} ({usage.utilisation(busiest):.0%} busy)")
     legend = [Patch(color=color[op], label=op) for op in [*names, "SPILL_OUT", "SPILL_IN"] if op in used]
     ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
@@ -153,8 +161,7 @@ def layout_map(graph: KernelGraph, plan: Plan, target: Core, m: Metrics, held: l
         spilled = sum(r.spilled(n) for r in mine)
         ax.set_title(f"{target.tiers[t]}: capacity {cap:,}, {len(mine)} residencies, {spilled} spilled out",
                      fontsize=9, loc="left")
-    axes[-1].set_xlim(0, max(m.makespan, 1))
-    axes[-1].set_xlabel("cycles (replay)")
+    _cycles_axis(axes[-1], m.makespan)
     legend = [Patch(color=_LIGHT[0], label="resident (ALLOC to FREE)"),
               Patch(color=SPILL_OUT_COLOR, label="until SPILL_OUT"), Patch(color=SPILL_IN_COLOR, label="from SPILL_IN")]
     fig.legend(handles=legend, loc="upper right", ncols=3, fontsize=8, frameon=False)
