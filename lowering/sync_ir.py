@@ -22,7 +22,7 @@ from dan.lowering.sync_ops import (
     SetFlagOp,
     StreamOp,
     WaitFlagOp,
-    exec_properties,
+    ExecAttrs,
 )
 from dan.lowering.sync_streams import BARRIER, NODE, SET, WAIT, Item, SyncError, SyncProgram
 
@@ -61,6 +61,7 @@ def build_program(graph: KernelGraph, plan: Plan, target: Core, program: SyncPro
     n, base = graph.n, graph.spill_id_base
     pipes = [StringAttr(p) for p in target.pipes]
     events: dict[int, IntegerAttr] = {}
+    attrs = ExecAttrs()
     streams: list[Operation] = []
     for p, items in enumerate(program.streams):
         if not items:
@@ -71,7 +72,7 @@ def build_program(graph: KernelGraph, plan: Plan, target: Core, program: SyncPro
                 v = other
                 name = graph.ops[v] if v < n else ("SPILL_IN" if (v - n) % 2 else "SPILL_OUT")
                 node_id = graph.node_ids[v] if v < n else base + v - n
-                ops.append(ExecOp.create(properties=exec_properties(name, node_id, program.cycles[v], accesses[v])))
+                ops.append(ExecOp.create(properties=attrs.properties(name, node_id, program.cycles[v], accesses[v])))
             elif kind == BARRIER:
                 ops.append(BarrierOp.create())
             else:

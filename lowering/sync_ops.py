@@ -26,8 +26,10 @@ verifier and the array view of `dan.kernel` do not know them.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from xdsl.dialects.builtin import I64, ArrayAttr, DenseArrayBase, IntegerAttr, StringAttr, SymbolNameConstraint, i64
-from xdsl.ir import Block, Dialect, Region
+from xdsl.ir import Attribute, Block, Dialect, Region
 from xdsl.irdl import IRDLOperation, irdl_op_definition, opt_attr_def, prop_def, region_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -144,22 +146,17 @@ class ExecOp(IRDLOperation):
     """The plan node id (spill nodes: the plan's spill ids)."""
     cycles = prop_def(IntegerAttr[I64])
     """Cycles it keeps its pipe busy."""
-    bufs = prop_def(DenseArrayBase)
-    """Buffer id of each access."""
+    access = prop_def(DenseArrayBase)
+    """Buffer id, offset and size of each access, flat (three numbers per access)."""
     tiers = prop_def(ArrayAttr[StringAttr])
     """Tier of each access."""
-    offsets = prop_def(DenseArrayBase)
-    """Start address of each access in its tier."""
-    sizes = prop_def(DenseArrayBase)
-    """Size of each access (the buffer's size)."""
 
     traits = traits_def(HasParent(StreamOp))
 
     def accesses(self) -> list[tuple[int, str, int, int]]:
         """(buffer id, tier, offset, size) of every access."""
-        tiers = [t.data for t in self.tiers.data]
-        bufs = self.bufs.get_values()
-        return list(zip(bufs, tiers, self.offsets.get_values(), self.sizes.get_values()))  # type: ignore[arg-type]
+        flat = self.access.get_values()
+        return [(flat[3 * i], t.data, flat[3 * i + 1], flat[3 * i + 2]) for i, t in enumerate(self.tiers.data)]  # type: ignore[misc]
 
     @classmethod
     def parse(cls, parser: Parser) -> ExecOp:
@@ -189,20 +186,39 @@ class ExecOp(IRDLOperation):
         printer.print_string(f" id {self.node_id.value.data} cycles {self.cycles.value.data} ({text})")
 
     def verify_(self) -> None:
-        n = len(self.tiers.data)
-        if not len(self.bufs.get_values()) == len(self.offsets.get_values()) == len(self.sizes.get_values()) == n:
-            raise VerifyException(f"dan_sync.exec id {self.node_id.value.data}: access lists of different lengths")
+        if len(self.access) != 3 * len(self.tiers.data):
+            raise VerifyException(f"dan_sync.exec id {self.node_id.value.data}: {len(self.tiers.data)} tiers for {len(self.access)} access numbers")
 
 
-def exec_properties(op: str, node_id: int, cycles: int, accesses: list[tuple[int, str, int, int]]) -> dict:
-    """The properties of a `dan_sync.exec` (accesses: buffer id, tier, offset, size)."""
-    return {
-        "op": StringAttr(op), "id": _int(node_id), "cycles": _int(cycles),
-        "bufs": DenseArrayBase.from_list(i64, [a[0] for a in accesses]),
-        "tiers": ArrayAttr([StringAttr(a[1]) for a in accesses]),
-        "offsets": DenseArrayBase.from_list(i64, [a[2] for a in accesses]),
-        "sizes": DenseArrayBase.from_list(i64, [a[3] for a in accesses]),
-    }
+class ExecAttrs:
+    """Shared attribute objects for the `dan_sync.exec` ops of one build (attributes are
+    immutable; most values repeat, and building one costs as much as verifying it)."""
+
+    def __init__(self) -> None:
+        self.cache: dict[object, Attribute] = {}
+
+    def _get(self, key: object, make: Callable[[], Attribute]) -> Attribute:
+        attr = self.cache.get(key)
+        if attr is None:
+            attr = self.cache[key] = make()
+        return attr
+
+    def properties(self, op: str, node_id: int, cycles: int, accesses: Sequence[tuple[int, str, int, int]]) -> dict:
+        """The properties of a `dan_sync.exec` (accesses: buffer id, tier, offset, size)."""
+        flat = tuple(x for b, _, o, s in accesses for x in (b, o, s))
+        tiers = tuple(a[1] for a in accesses)
+        return {
+            "op": self._get(("op", op), lambda: StringAttr(op)),
+            "id": self._get(node_id, lambda: _int(node_id)),
+            "cycles": self._get(cycles, lambda: _int(cycles)),
+            "access": self._get(flat, lambda: DenseArrayBase.from_list(i64, flat)),
+            "tiers": self._get(("tiers", tiers), lambda: ArrayAttr([StringAttr(t) for t in tiers])),
+        }
+
+
+def exec_properties(op: str, node_id: int, cycles: int, accesses: Sequence[tuple[int, str, int, int]]) -> dict:
+    """The properties of one `dan_sync.exec` (accesses: buffer id, tier, offset, size)."""
+    return ExecAttrs().properties(op, node_id, cycles, accesses)
 
 
 class _FlagOp(IRDLOperation):
