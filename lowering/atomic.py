@@ -104,7 +104,7 @@ def _commit(staged: list[tuple[str, Path]], remove: Sequence[Path], temps: list[
         raise
 
 
-def atomic_write_all(files: dict[Path, str] | dict[Path, bytes], remove: Sequence[Path] = ()) -> None:
+def atomic_write_all(files: dict[Path, str] | dict[Path, bytes] | dict[Path, str | bytes], remove: Sequence[Path] = ()) -> None:
     """Write every file (text or bytes) and remove every path of `remove`, or change nothing."""
     staged: list[tuple[str, Path]] = []
     direct: list[tuple[Path, str | bytes]] = []

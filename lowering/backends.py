@@ -97,7 +97,7 @@ def output_directory(directory: str | None, what: str) -> Path:
     return path
 
 
-def write_set(files: dict[Path, str], remove: Sequence[Path] = ()) -> None:
+def write_set(files: dict[Path, str] | dict[Path, bytes] | dict[Path, str | bytes], remove: Sequence[Path] = ()) -> None:
     """Create the directories, then write `files` and remove `remove` as one set."""
     from dan.lowering.atomic import atomic_write_all
 

@@ -106,7 +106,7 @@ BAD = [
     (("dan-opt", str(EXAMPLE), "-p", "dlr{policy=foo}"), "dan-opt", "option 'policy' of pass 'dlr': unknown value 'foo' (valid: cost, lru, belady, belady-cost, planned)"),
     (("dan-opt", str(EXAMPLE), "-p", "mpas{policy=foo}"), "dan-opt", "option 'policy' of pass 'mpas': unknown value 'foo' (valid: "),
     (("dan-opt", str(EXAMPLE), "--target", "tpu"), "dan-opt", "unknown target 'tpu' (presets: contest, ascend910b; or a .json file)"),
-    (("dan-export", "--format", "xml", str(EXAMPLE)), "dan-export", "unknown format 'xml' (valid: contest, graph)"),
+    (("dan-export", "--format", "xml", str(EXAMPLE)), "dan-export", "unknown format 'xml' (valid: contest, graph, chrome-trace, png, svg)"),
     (("dan-replay", str(EXAMPLE), "--plan", "nowhere"), "dan-replay", "plan directory 'nowhere' does not exist"),
 ]
 
