@@ -49,15 +49,29 @@ def programs(module: ModuleOp) -> list[ProgramOp]:
     return [op for op in module.walk() if isinstance(op, ProgramOp)]
 
 
-def format_sync(program: ProgramOp, sync_cost: int = 0) -> str:
-    """`//` lines: the streams' makespan and flag count, then per pipe pair with flags
-    the peak outstanding and the ids used."""
+def sync_summary(program: ProgramOp, sync_cost: int = 0) -> dict[str, object]:
+    """What the streams' replay finds: makespan, flags, barriers, and per pipe pair with
+    flags (`SRC->DST`) the peak outstanding and the ids used. Raises `SyncError`."""
     streams = view_program(program)
     run = run_streams(streams, sync_cost)
-    barriers = max((sum(1 for it in s if it[0] == BARRIER) for s in streams.streams), default=0)
-    lines = [f"// sync @{program.sym_name.data}: makespan {run.makespan}, flags {streams.flags()}, barriers {barriers}"]
-    for (src, dst), peak in sorted(run.peak_outstanding.items()):
-        lines.append(f"//   {src} -> {dst}: peak outstanding {peak}, ids used {run.ids_used[(src, dst)]}")
+    return {
+        "kernel": program.sym_name.data, "sync_cost": sync_cost, "makespan": run.makespan, "flags": streams.flags(),
+        "barriers": max((sum(1 for it in s if it[0] == BARRIER) for s in streams.streams), default=0),
+        "pairs": {
+            f"{src}->{dst}": {"peak_outstanding": peak, "ids_used": run.ids_used[(src, dst)]}
+            for (src, dst), peak in sorted(run.peak_outstanding.items())
+        },
+    }
+
+
+def format_sync(program: ProgramOp, sync_cost: int = 0) -> str:
+    """`sync_summary` as `//` lines: one for the program, one per pipe pair."""
+    summary = sync_summary(program, sync_cost)
+    lines = [f"// sync @{summary['kernel']}: makespan {summary['makespan']}, flags {summary['flags']}, "
+             f"barriers {summary['barriers']}"]
+    for pair, found in summary["pairs"].items():  # type: ignore[union-attr]
+        src, dst = pair.split("->")
+        lines.append(f"//   {src} -> {dst}: peak outstanding {found['peak_outstanding']}, ids used {found['ids_used']}")
     return "\n".join(lines) + "\n"
 
 

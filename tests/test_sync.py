@@ -19,6 +19,7 @@ from dan.lowering.ir_io import parse_module, print_module
 from dan.dialect.plan_edges import node_pipes, plan_preds
 from dan.lowering.sync_check import _peak, check_coverage, check_program, run_streams
 from dan.lowering.sync_ir import build_program, view_program
+from dan.lowering.sync_pass import sync_summary
 from dan.lowering.sync_streams import (
     NODE,
     SET,
@@ -189,6 +190,15 @@ def test_ir_round_trip_keeps_the_streams_and_the_makespan() -> None:
     assert [[it[0] for it in s] for s in again.streams] == [[it[0] for it in s] for s in program.streams]
     assert run_streams(again).makespan == run_streams(program).makespan == 100
     assert print_module(parse_module(text)) == text
+
+
+def test_summary_of_a_lowered_program() -> None:
+    graph, plan = three_loads()
+    program = build_program(graph, plan, CONTEST, lower_sync(graph, plan, CONTEST))
+    assert sync_summary(program, 1) == {
+        "kernel": "three", "sync_cost": 1, "makespan": 104, "flags": 3, "barriers": 0,
+        "pairs": {"MTE2->VECTOR": {"peak_outstanding": 2, "ids_used": 3}},
+    }
 
 
 def _module(op):  # noqa: ANN001, ANN202
