@@ -16,7 +16,7 @@ class CpePass(PlanningPass):
     and order-only peaks are kept; order and offsets change only when the makespan
     strictly drops.
 
-    Options: the fields of `CpeOptions`, `cpe{window=8 passes=2 move-events=true
+    Options: the fields of `CpeOptions`, `cpe{window=8 passes=1 move-events=true
     re-place=true}`. xDSL turns `-` into `_` in option names, so `cpe{move-events=false}`
     is the same as `cpe{move_events=false}`. `move-events=false re-place=false` is the
     strict neighbourhood: only operations move, among operation slots, and every

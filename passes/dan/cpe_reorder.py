@@ -20,7 +20,7 @@ Two stages, both on by default.
   ALLOCs of its buffers and their FREEs, so no two operations can trade slots).
 `move_events=False, re_place=False` is the paper's strict neighbourhood. Measured on
 MPAS + DLR plans (contest core), it finds 0.0 % on the three public kernels; the
-default finds 0.5 % (Matmul_Case0), 4.7 % (FlashAttention_Case0), 2.2 % (Conv_Case0).
+default finds 0.8 % (Matmul_Case0), 4.7 % (FlashAttention_Case0), 2.2 % (Conv_Case0).
 On Matmul_Case0 the L1 tier is full, in time, during every MTE2 idle gap of 300
 cycles or more: no load can be issued there without other spills.
 
