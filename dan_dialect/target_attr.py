@@ -4,7 +4,8 @@ Presets print by name (`#dan.target<contest>`). Any other core prints its quoted
 one capacity per tier, and its peak tiers and spill costs:
 `#dan.target<"mychip", L1 = 1024, UB = 512, L0A = 128, L0B = 128, L0C = 256,
 peak = [L1, UB], rate = 0.5, startup = 150>` (`rate`: spill units per cycle; `startup`:
-fixed cycles of a spill transfer; `peak`, `rate` and `startup` may be omitted and
+fixed cycles of a spill transfer; `events`: event ids per ordered pipe pair, printed
+only when not the default 8; `peak`, `rate`, `startup` and `events` may be omitted and
 default to the contest values). A core whose tier set differs from the contest core's
 also prints `tiers = [...]` and `l0 = [...]` (one-live-buffer tiers); one whose pipes
 differ prints `pipes = [...]`, `dma = [...]` (data-movement pipes), `spill_out = P`
@@ -100,7 +101,7 @@ def _parse_value(parser: AttrParser, key: str) -> object:
 _JSON_KEYS = {
     "tiers": "tiers", "peak": "peak_tiers", "l0": "l0_tiers", "pipes": "pipes", "dma": "dma_pipes",
     "spill_out": "spill_out_pipe", "spill_in": "spill_in_pipe", "rate": "spill_units_per_cycle",
-    "startup": "spill_startup",
+    "startup": "spill_startup", "events": "event_ids",
 }
 """Attribute field -> target-file key."""
 
@@ -141,4 +142,6 @@ def _fields_text(t: Core) -> str:
             f"spill_out = {t.pipes[t.spill_out_pipe]}", f"spill_in = {t.pipes[t.spill_in_pipe]}",
         ]
     parts += [f"rate = {_float_literal(t.spill_units_per_cycle)}", f"startup = {t.spill_startup}"]
+    if t.event_ids != d.event_ids:
+        parts.append(f"events = {t.event_ids}")
     return "".join(f", {p}" for p in parts)

@@ -95,6 +95,7 @@ def test_kernel_accessors() -> None:
         Core("mychip", (1024, 512, 128, 128, 256)),
         Core("odd \"name\"", (1, 2, 3, 4, 5), (1,), 1e-05, 0),
         Core("contest", (4096, 1024, 256, 256, 1024)),  # a preset's name, other numbers
+        Core("few-flags", (4096, 1024, 256, 256, 512), event_ids=2),  # `events = 2`
     ],
 )
 def test_target_attribute_round_trips(target: Core) -> None:
@@ -111,6 +112,7 @@ def test_custom_target_prints_every_field() -> None:
         "peak = [L1, UB], rate = 0.5, startup = 150>"
     )
     assert str(TargetAttr(CONTEST)) == "#dan.target<contest>"
+    assert str(TargetAttr(Core("mychip", (1024, 512, 128, 128, 256), event_ids=3))).endswith(", startup = 150, events = 3>")
 
 
 def test_buffer_type() -> None:
