@@ -211,3 +211,18 @@ def test_split_input_errors_go_to_stderr_and_block_the_output_file(tmp_path: Pat
     out = tmp_path / "o.mlir"
     p = cli("dan-opt", "--split-input-file", str(src), "-o", str(out))
     assert p.returncode == 1 and "chunk 2:" in p.stderr and not out.exists()
+
+
+def test_replay_of_lowered_streams_matches_the_plan_and_prices_the_flags(tmp_path: Path) -> None:
+    """dan-replay on a `lower-sync` output replays the streams: at sync cost 0 the plan's
+    makespan; each set and wait costing 1 cycle can only make it longer."""
+    plan = cli("dan-replay", "-", "--json", stdin=cli("dan-opt", "--pipeline", "dan", str(EXAMPLE)).stdout)
+    lowered = tmp_path / "k.sync.mlir"
+    low = cli("dan-opt", "--pipeline", "dan", "-p", "lower-sync", str(EXAMPLE), "-o", str(lowered))
+    assert low.returncode == 0, low.stderr
+    free = json.loads(cli("dan-replay", str(lowered), "--json").stdout)
+    assert free["makespan"] == json.loads(plan.stdout)["makespan"] and free["flags"] > 0
+    priced = cli("dan-replay", str(lowered), "--sync-cost", "1")
+    assert priced.returncode == 0 and priced.stdout.startswith("// sync @")
+    assert int(priced.stdout.split("makespan ")[1].split(",")[0]) > free["makespan"]
+    assert_one_line_error(cli("dan-replay", str(lowered), "--sync-cost", "-1"), "dan-replay", "--sync-cost must be >= 0")

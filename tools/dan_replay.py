@@ -1,7 +1,11 @@
 """dan-replay: validate a plan and print what it costs (MODEL.md), each metric beside its
 best lower bound (`dan.dialect.bounds`) and their ratio, each tier's packing, and how
 busy each pipe is (`dan.dialect.pipe_usage`: busy cycles, share of the makespan, the
-busiest pipe's idle cycles)."""
+busiest pipe's idle cycles).
+
+A file lowered by `lower-sync` (per-pipe streams with flags) replays as streams:
+makespan, flags, barriers and per pipe pair the peak outstanding event ids.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from dan.dialect.bounds import (
 from dan.dialect.pipe_usage import PipeUsage, pipe_usage
 from dan.dialect.replay import Metrics, replay
 from dan.dialect.target import Core, load_target
-from dan.lowering.frontends import is_graph_input, load_kernels
+from dan.lowering.frontends import is_graph_input, load_arrays, view_module
 from dan.lowering.plan_files import read_plan
 from dan.tools.cli import CliError, add_version, run, write_stdout
 
@@ -79,6 +83,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--plan", metavar="DIR", help="with a graph: the directory of its plan files")
     ap.add_argument("--target", help="preset name or target JSON file (default: the kernel's, else contest)")
     ap.add_argument("--json", action="store_true", help="print one JSON object per kernel")
+    ap.add_argument("--sync-cost", type=int, default=0, metavar="N",
+                    help="a lowered (lower-sync) input: cycles of each set_flag and wait_flag (default 0)")
     add_version(ap)
     args = ap.parse_args(argv)
 
@@ -86,7 +92,13 @@ def main(argv: list[str] | None = None) -> None:
         target = load_target(args.target) if args.target else None
         if args.plan and not is_graph_input(args.input):
             raise CliError("--plan goes with a graph file (.json/.csv)")
-        views = load_kernels(args.input, target)
+        loaded = load_arrays(args.input, target)
+        if not isinstance(loaded, list):
+            lowered = _sync_report(loaded, args.sync_cost, args.json)
+            if lowered is not None:
+                write_stdout(lowered)
+                return 0
+        views = loaded if isinstance(loaded, list) else view_module(loaded, target)
         ok = True
         out = []
         for k in views:
@@ -110,3 +122,17 @@ def main(argv: list[str] | None = None) -> None:
         return 0 if ok else 2
 
     run("dan-replay", body)
+
+
+def _sync_report(module: object, sync_cost: int, as_json: bool) -> str | None:
+    """The streams' replay of every lowered program of `module`, or None when it has none."""
+    from dan.lowering.sync_pass import format_sync, programs, sync_summary
+
+    found = programs(module)  # type: ignore[arg-type]
+    if not found:
+        return None
+    if sync_cost < 0:
+        raise CliError("--sync-cost must be >= 0")
+    if as_json:
+        return "".join(json.dumps(sync_summary(p, sync_cost), sort_keys=True) + "\n" for p in found)
+    return "".join(format_sync(p, sync_cost) for p in found)
