@@ -83,9 +83,6 @@ class Timeline:
         self.pipes = node_pipes(graph, plan, target)
         size = len(self.order)
         succs: list[list[int]] = [[] for _ in range(size)]
-        for v, ps in enumerate(preds):
-            for u in ps:
-                succs[u].append(v)
         self.succs = succs
         pos = self.pos = [0] * size
         last_succ = self.last_succ = [-1] * size
@@ -95,6 +92,7 @@ class Timeline:
         for i, v in enumerate(self.order):
             pos[v] = i
             for u in preds[v]:  # positions increase: the last one written is the largest
+                succs[u].append(v)
                 last_succ[u] = i
             if pipes[v] >= 0:
                 pipe_pos[pipes[v]].append(i)
