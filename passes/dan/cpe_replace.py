@@ -184,8 +184,10 @@ def re_place(graph: KernelGraph, plan: Plan, target: Core, preds: list[list[int]
         its own unless another free range was released earlier."""
         run = owners[t]
         own = at[v]
-        if slotted[t] and any(lo < own + s and own < hi for lo, hi in residents[t]):
-            best = (1 << 62, 0, own)  # an earlier placement took this slot
+        res = residents[t]
+        k = bisect_left(res, (own, own + s))
+        if slotted[t] and k < len(res) and res[k][0] == own:
+            best = (1 << 62, 0, own)  # an earlier placement took this slot (slots are aligned)
         else:
             best = (max(reuse_ready(run, own, own + s), ready), 0, own)
             if best[0] == ready:
