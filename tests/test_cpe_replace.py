@@ -4,8 +4,8 @@ moved to address ranges released earlier.
 Promises checked: the result replays valid; its timing and precedence graph are those
 the replay derives; the ALLOCs, FREEs, operations and SPILL_INs keep their order, so
 every order-only metric stays; the spills are the same buffers; a placement only
-changes offset when that lets it start earlier, so a plan that never waits on an
-address keeps every offset.
+changes offset when that lets it start earlier (or, in a slotted tier, when an earlier
+placement took its slot), so a plan that never waits on an address keeps every offset.
 """
 
 from __future__ import annotations
