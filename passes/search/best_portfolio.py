@@ -18,6 +18,7 @@ from dan.passes.dan.cpe_options import CpeOptions
 from dan.passes.dan.dlr_options import DlrOptions
 from dan.passes.dan.mpas_options import POLICIES, MpasOptions
 from dan.passes.search.best_options import LAYOUT_UNITS
+from dan.passes.search.pair_order import PairOptions
 from dan.passes.search.prefetch_options import PrefetchOptions
 from dan.passes.search.reuse_order import ReuseOptions
 from dan.passes.search.stream_layout import StreamOptions
@@ -26,11 +27,13 @@ from dan.passes.search.tune_options import WIDE_CPE
 
 @dataclass(frozen=True)
 class OrderSpec:
-    """An order: MPAS with `start` (or the reuse order with it), then each of
-    `prefetches` in turn."""
+    """An order: MPAS with `start` (or the reuse order with it), its groups interleaved
+    two by two when `pairs` is set (`dan.passes.search.pair_order`; unchanged when they
+    do not split cleanly), then each of `prefetches` in turn."""
 
     start: MpasOptions | ReuseOptions
     prefetches: tuple[PrefetchOptions, ...] = ()
+    pairs: PairOptions | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,8 @@ def orders(objective: str, target: Core) -> list[OrderSpec]:
         chosen += [OrderSpec(p, (LOADS_PEAK,)) for p in policies] + [OrderSpec(p, (moves,)) for p in policies]
         return _usable(chosen + [OrderSpec(reuse, (LOADS,))], target)
     chosen = [OrderSpec(reuse, (LOADS,)), OrderSpec(reuse)] + [OrderSpec(p, (LOADS,)) for p in policies]
+    if objective == "makespan":  # load-bound kernels: switches of inputs spread over a pair
+        chosen.insert(2, OrderSpec(reuse, pairs=PairOptions()))
     chosen += [OrderSpec(p, (moves,)) for p in policies] + [OrderSpec(reuse, (moves,))]
     chosen += [OrderSpec(reuse, (LOADS, L0_DOUBLE))] + [OrderSpec(p, (LOADS, L0_DOUBLE)) for p in policies]
     chosen += [OrderSpec(p, (moves, L0_DOUBLE)) for p in policies]
@@ -122,9 +127,10 @@ def layouts(objective: str) -> list[LayoutSpec]:
 STREAM_UNITS = 1
 """A stream layout (one scan, no CPE: CPE measured no gain on its plans): about a third
 of a DLR layout's work."""
-STREAM_ORDERS = 2
+STREAM_ORDERS = 3
 """The makespan objective lays out this many leading orders of the portfolio (the
-reuse orders, built for load-bound kernels) with each of `streams()` as well."""
+reuse orders, plain and paired, built for load-bound kernels) with each of `streams()`
+as well."""
 
 
 def streams() -> list[LayoutSpec]:

@@ -4,7 +4,8 @@
 `dan.passes.search.best_portfolio`, each stage a batch of independent candidates that
 a `Runner` spreads over worker processes:
 
-1. every order of `orders(objective, target)` (MPAS or the reuse order, then prefetch);
+1. every order of `orders(objective, target)` (MPAS or the reuse order, for the
+   makespan objective also with its groups paired (`pair_order`), then prefetch);
 2. each distinct order laid out by the first layout (DLR, CPE, replay); for the
    makespan objective, each distinct order among the first `STREAM_ORDERS` also laid
    out by every stream layout of `streams()` (`dan.passes.search.stream_layout`);
@@ -39,6 +40,7 @@ from dan.passes.search.best_options import LAYOUT_UNITS, OBJECTIVES, BestError, 
 from dan.passes.search.best_pool import Runner, context
 from dan.passes.search.best_portfolio import STREAM_ORDERS, LayoutSpec, OrderSpec, layouts, orders, streams
 from dan.passes.search.order_polish import polish
+from dan.passes.search.pair_order import interleave_pairs
 from dan.passes.search.prefetch_order import prefetch
 from dan.passes.search.reuse_order import reuse_order
 from dan.passes.search.stream_layout import stream_layout
@@ -127,6 +129,8 @@ def _order(spec: OrderSpec) -> list[int]:
         order = mpas(graph, target, spec.start)
     else:
         order = reuse_order(graph, target, spec.start)
+    if spec.pairs is not None:
+        order = interleave_pairs(graph, order, target, spec.pairs) or order
     for pre in spec.prefetches:
         order = prefetch(graph, order, target, pre)
     return order
