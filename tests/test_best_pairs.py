@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import OP, check_order, topological_order
+from dan.dialect.graph import OP, KernelGraph, check_order, topological_order
 from dan.dialect.replay import replay
 from dan.dialect.target import CONTEST
 from dan.lowering.generate import random_kernel, tiled_matmul
@@ -25,7 +25,7 @@ SMALL_L1 = replace(CONTEST, capacity=(640, *CONTEST.capacity[1:]))
 """The contest core with an L1 of five 128-byte tiles."""
 
 
-def _compute_groups(graph, order: list[int]) -> list[int]:
+def _compute_groups(graph: KernelGraph, order: list[int]) -> list[int]:
     """The group of each compute (CUBE) operation of `order`, in order."""
     masks = find_groups(graph).cone_masks
     cube = CONTEST.pipe_index["CUBE"]
