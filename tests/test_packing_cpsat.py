@@ -25,3 +25,18 @@ def test_an_impossible_group_is_never_reported_packed() -> None:
     problem = Problem((0, 0, 0), (2, 2, 2), (2, 2, 2), 5)  # 6 bytes live at once in 5
     found = cpsat(problem, 100)
     assert not found.proven and found.exhausted
+
+
+def test_no_overlap_only_where_the_alive_set_is_maximal() -> None:
+    from dan.passes.packing.cpsat import _clique_times
+
+    # starts 0, 1, 2, 5: item 0 ends at 2 (after start 1), so start 0 is covered by 1
+    problem = Problem((0, 1, 2, 5), (2, 4, 6, 7), (1, 1, 1, 1), 2)
+    assert _clique_times(problem) == [1, 2, 5]
+
+
+def test_sizes_with_a_common_unit_keep_the_unit() -> None:
+    problem = Problem((0, 0, 1), (2, 3, 3), (8, 16, 8), 32)
+    found = cpsat(problem, 100, [0, 5, -1])  # a hint off the unit is dropped
+    assert found.proven and violations(problem, found.offsets) == []
+    assert all(off % 8 == 0 for off in found.offsets)

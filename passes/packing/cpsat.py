@@ -3,14 +3,21 @@
 Times are fixed, so only offsets are variables: item i takes `[y_i, y_i + size_i)`
 with `0 <= y_i <= capacity - size_i`, and at every start time the items alive then
 are pairwise disjoint in addresses (one `NoOverlap` of fixed-size intervals per start
-time: two items that meet in time are both alive at the later of their starts).
+time: two items that meet in time are both alive at the later of their starts; only
+at start times some lifetime ends after, before the next start: the others' alive
+items are all alive at the next start too).
 Items with the same lifetime and size are interchangeable, so they are ordered by
 offset. The search is deterministic: one worker, a fixed seed, and limits in
 deterministic time and conflicts, never in seconds. The greedy offsets, where placed,
-are the hint.
+are the hint. Sizes and the capacity are counted in units of their greatest common
+divisor (every packing can be pushed down onto its multiples): smaller domains, and
+about half the conflicts on 200-buffer tilings.
 """
 
 from __future__ import annotations
+
+from bisect import bisect_right
+from math import gcd
 
 from dan.passes.packing.problem import Packing, Problem
 
@@ -32,6 +39,12 @@ def available() -> bool:
 def cpsat(problem: Problem, limit: int, hint: list[int] | None = None) -> Packing:
     """A proven packing, or an unproven one (all -1) when CP-SAT finds none within the
     limits derived from `limit` (search nodes); `exhausted` when it proves none exists."""
+    g = gcd(problem.capacity, *problem.sizes) or 1
+    if g > 1:
+        scaled = Problem(problem.starts, problem.ends, tuple(w // g for w in problem.sizes), problem.capacity // g)
+        packing = cpsat(scaled, limit, [o // g if o >= 0 and o % g == 0 else -1 for o in hint or []])
+        packing.offsets = [o * g if o >= 0 else o for o in packing.offsets]
+        return packing
     from ortools.sat.python import cp_model
 
     n, cap = len(problem), problem.capacity
@@ -40,7 +53,7 @@ def cpsat(problem: Problem, limit: int, hint: list[int] | None = None) -> Packin
     if any(s > cap for s in problem.sizes):
         return Packing([-1] * n, exhausted=True, solver="cpsat")
     boxes = [model.NewFixedSizeIntervalVar(y[i], problem.sizes[i], f"b{i}") for i in range(n)]
-    for t in sorted(set(problem.starts)):
+    for t in _clique_times(problem):
         alive = [i for i in range(n) if problem.starts[i] <= t < problem.ends[i] and problem.sizes[i]]
         if len(alive) > 1:
             model.AddNoOverlap([boxes[i] for i in alive])
@@ -62,3 +75,16 @@ def cpsat(problem: Problem, limit: int, hint: list[int] | None = None) -> Packin
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return Packing([solver.Value(v) for v in y], proven=True, nodes=int(solver.NumConflicts()), solver="cpsat")
     return Packing([-1] * n, nodes=int(solver.NumConflicts()), exhausted=status == cp_model.INFEASIBLE, solver="cpsat")
+
+
+def _clique_times(problem: Problem) -> list[int]:
+    """The start times whose alive items are not all alive at the next start time: some
+    lifetime ends after it, no later than the next start (and the last start)."""
+    times = sorted(set(problem.starts))
+    ends = sorted(problem.ends)
+    kept = []
+    for t, after in zip(times, times[1:] + [None]):
+        k = bisect_right(ends, t)
+        if after is None or (k < len(ends) and ends[k] <= after):
+            kept.append(t)
+    return kept
