@@ -11,7 +11,7 @@ offset. The search is deterministic: one worker, a fixed seed, and limits in
 deterministic time and conflicts, never in seconds. The greedy offsets, where placed,
 are the hint. Sizes and the capacity are counted in units of their greatest common
 divisor (every packing can be pushed down onto its multiples): smaller domains, and
-about half the conflicts on 200-buffer tilings.
+about half the conflicts on 100-buffer tilings.
 """
 
 from __future__ import annotations
