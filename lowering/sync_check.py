@@ -97,9 +97,7 @@ def run_streams(program: SyncProgram, sync_cost: int = 0) -> SyncRun:
                     set_time, set_clock = queue.popleft()
                     intervals.setdefault((other, p), []).append((set_time, max(time[p], set_time)))
                     time[p] = max(time[p], set_time) + sync_cost
-                    for q in range(P):
-                        if set_clock[q] > c[q]:
-                            c[q] = set_clock[q]
+                    _raise_to(c, set_clock)
                     last_wait[key] = k
                 c[p] = k + 1
                 k += 1
@@ -153,13 +151,18 @@ def _meet(p: int, met: list[int], arrived: dict[int, tuple[int, list[int]]], tim
         return False
     time[p] = max(t for t, _ in arrived.values())
     for _, clock in arrived.values():
-        for q in range(P):
-            if clock[q] > c[q]:
-                c[q] = clock[q]
+        _raise_to(c, clock)
     met[p] += 1
     if min(met) == met[p]:
         arrived.clear()
     return True
+
+
+def _raise_to(c: list[int], clock: list[int]) -> None:
+    """Raise vector clock `c` in place to at least `clock`, pipe by pipe."""
+    for q, known in enumerate(clock):
+        if known > c[q]:
+            c[q] = known
 
 
 def _peak(spans: list[tuple[int, int]]) -> int:

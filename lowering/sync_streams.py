@@ -32,6 +32,7 @@ Work is O((V + E) * P) for P pipes.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -86,6 +87,11 @@ class SyncProgram:
         return sum(1 for s in self.streams for it in s if it[0] == SET)
 
 
+def _join(x: Sequence[int], y: Sequence[int]) -> list[int]:
+    """The elementwise maximum of two vector clocks."""
+    return [a if a >= b else b for a, b in zip(x, y)]
+
+
 def piped_needs(
     order: Sequence[int], preds: Sequence[Sequence[int]], pipes: Sequence[int], pipe_count: int
 ) -> tuple[list[int], list[list[int] | None]]:
@@ -110,7 +116,7 @@ def piped_needs(
                     if need is None:
                         need = list(nu)
                     else:
-                        need = [a if a >= b else b for a, b in zip(need, nu)]
+                        need = _join(need, nu)
         needs[v] = need
         p = pipes[v]
         if p >= 0:
@@ -193,7 +199,7 @@ class _Builder:
             known[p] = i
             return known
         known = list(self.clocks[p][-1]) if i else [0] * self.pipe_count
-        return [a if a >= b else b for a, b in zip(known, self.pending[p])]
+        return _join(known, self.pending[p])
 
     def add_node(self, v: int, p: int, need: list[int] | None) -> None:
         """Append plan node v to pipe p, with the flags its unmet needs call for."""
@@ -206,7 +212,7 @@ class _Builder:
                 if need[q] <= known[q] or any(r != q and clocks[r][need[r] - 1][q] >= need[q] for r in sources):
                     continue  # another source already follows this one
                 brought = self.flag(q, need[q] - 1, p, i, known)
-                known = [a if a >= b else b for a, b in zip(known, brought)]
+                known = _join(known, brought)
         known[p] = i + 1
         self.nodes[p].append(v)
         self.clocks[p].append(known)
@@ -257,7 +263,7 @@ class _Builder:
         self.pair(p, q).last_wait[r] = j
         self.before.setdefault((q, j), []).extend([(WAIT, p, r), (SET, p, e)])
         own = self.knowledge_before(q, j)
-        merged = [a if a >= b else b for a, b in zip(own, back_known)]
+        merged = _join(own, back_known)
         self.pending[q] = merged
         return e, merged
 
@@ -268,7 +274,7 @@ class _Builder:
         merged = list(known_p)
         for x in range(self.pipe_count):
             known = self.knowledge_before(x, len(self.nodes[x]))
-            merged = [a if a >= b else b for a, b in zip(merged, known)]
+            merged = _join(merged, known)
         for x in range(self.pipe_count):
             self.before.setdefault((x, len(self.nodes[x])), []).append((BARRIER, 0, 0))
             self.pending[x] = merged
@@ -290,14 +296,8 @@ class _Builder:
 def _first_knowing(clocks: list[list[int]], lo: int, pipe: int, position: int) -> int:
     """The first index from `lo` on whose clock knows node `position` of `pipe` complete
     (-1: none); what a stream knows only grows along it, so a binary search."""
-    hi = len(clocks)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if clocks[mid][pipe] > position:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo if lo < len(clocks) else -1
+    i = bisect_right(clocks, position, lo, key=lambda clock: clock[pipe])
+    return i if i < len(clocks) else -1
 
 
 def lower_sync(graph: KernelGraph, plan: Plan, target: Core, options: SyncOptions = SyncOptions()) -> SyncProgram:
