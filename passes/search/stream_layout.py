@@ -34,12 +34,13 @@ Deterministic; nothing here imports xDSL.
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
 from dan.dialect.target import Core
-from dan.dialect.timing import claim_pipe
+from dan.dialect.timing import claim_pipe, ready_time
+from dan.passes.dan.dlr_free_space import FreeSegments, FreeSince
 from dan.passes.pipeline.options import check_at_least
 
 
@@ -240,7 +241,7 @@ class _Scan:
     def _time(self, v: int) -> None:
         """Time node `v` as the replay would, its placement ready when its bytes are."""
         g = self.g
-        ready = max((self.finish[u] for u in g.preds[v]), default=0)
+        ready = ready_time(g.preds[v], self.finish)
         if g.kinds[v] == ALLOC:
             ready = max(ready, self.place_ready[g.node_bufs[v][0]])
         else:
@@ -340,8 +341,8 @@ def _place(graph: KernelGraph, target: Core, out: list[int], spills: list[tuple[
     """Step 4: an offset for every placement of `out` (fills `spills` in place)."""
     n = graph.n
     offsets = [0] * len(graph.buf_size)
-    residents: list[list[tuple[int, int, int]]] = [[] for _ in target.capacity]
-    released_at: list[list[tuple[int, int, int]]] = [[] for _ in target.capacity]  # (start, end, step) history
+    free = [FreeSegments(c) for c in target.capacity]
+    released = [FreeSince(c) for c in target.capacity]  # per address: 1 + the step of its latest release (0: never)
     current = [0] * len(graph.buf_size)
     for step, v in enumerate(out):
         if v < n and graph.kinds[v] == OP:
@@ -354,7 +355,7 @@ def _place(graph: KernelGraph, target: Core, out: list[int], spills: list[tuple[
             placing = (v - n) % 2 == 1
         t, s = graph.buf_tier[b], graph.buf_size[b]
         if placing:
-            off = _window(residents[t], released_at[t], target.capacity[t], s)
+            off = _window(free[t], released[t], s)
             if off is None:
                 return None
             current[b] = off
@@ -363,35 +364,24 @@ def _place(graph: KernelGraph, target: Core, out: list[int], spills: list[tuple[
             else:
                 spills[(v - n) // 2] = (b, off)
             if s:
-                insort(residents[t], (off, off + s, b))
+                free[t].take(off, s)
         elif s:
-            residents[t].remove((current[b], current[b] + s, b))
-            released_at[t].append((current[b], current[b] + s, step))
+            free[t].give(current[b], s)
+            released[t].set(current[b], current[b] + s, step + 1)
     return offsets
 
 
-def _window(res: list[tuple[int, int, int]], history: list[tuple[int, int, int]], cap: int, size: int) -> int | None:
-    """The offset for `size` bytes among the free segments around `res`: released
-    longest ago, then best fit, then lowest offset."""
+def _window(free: FreeSegments, released: FreeSince, size: int) -> int | None:
+    """The offset for `size` bytes flush with an end of a free segment: released
+    longest ago, then best fit, then lowest offset (DLR's `oldest` placement rule)."""
     if size == 0:
         return 0
     best: tuple[int, int, int] | None = None
-    start = 0
-    for lo, hi, _ in [*res, (cap, cap, -1)]:
-        free = lo - start
-        if free >= size:
-            for off in dict.fromkeys((start, lo - size)):
-                age = _last_release(history, off, off + size)
-                key = (age, free - size, off)
-                if best is None or key < best:
-                    best = key
-        start = max(start, hi)
+    by_length = free.by_length
+    for k in range(bisect_left(by_length, (size, -1)), len(by_length)):
+        length, start = by_length[k]
+        for off in dict.fromkeys((start, start + length - size)):
+            key = (released.latest(off, off + size), length - size, off)
+            if best is None or key < best:
+                best = key
     return None if best is None else best[2]
-
-
-def _last_release(history: list[tuple[int, int, int]], lo: int, hi: int) -> int:
-    """The latest step at which an address of `[lo, hi)` was released (-1: never)."""
-    for a, b, step in reversed(history):
-        if a < hi and lo < b:
-            return step
-    return -1
