@@ -17,6 +17,7 @@ from dan.dialect.target import CONTEST, Core
 from dan.passes.dan.dlr_layout import dlr
 from dan.passes.dan.mpas_search import mpas
 from tests.strategies import random_kernels
+from tests.test_bounds import tight_target
 
 TIGHT = dataclasses.replace(CONTEST, capacity=(4096, 300, 256, 256, 512))
 """A UB of 300: two buffers of 200 do not fit at once."""
@@ -83,20 +84,8 @@ def test_an_invalid_plan_has_no_usage() -> None:
         pipe_usage(g, plan, CONTEST, replay(g, plan, CONTEST))
 
 
-def snug(g: KernelGraph) -> Core:
-    """The contest core with each tier just big enough for the node that needs most of
-    it: planning such a kernel spills."""
-    need = [1] * len(CONTEST.tiers)
-    for bufs in g.node_bufs:
-        per_tier = [0] * len(need)
-        for b in set(bufs):
-            per_tier[g.buf_tier[b]] += g.buf_size[b]
-        need = [max(a, b) for a, b in zip(need, per_tier)]
-    return dataclasses.replace(CONTEST, capacity=tuple(need))
-
-
 def planned(g: KernelGraph) -> tuple[Core, Plan]:
-    target = snug(g)
+    target = tight_target(g)
     return target, dlr(g, mpas(g, target), target)
 
 
