@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dan.dialect.bounds_time import pipe_loads
 from dan.dialect.graph import KernelGraph, Plan
+from dan.dialect.plan_edges import node_pipes
 from dan.dialect.replay import Metrics
 from dan.dialect.target import Core
 
@@ -58,24 +60,12 @@ class PipeUsage:
         }
 
 
-def node_pipe(graph: KernelGraph, target: Core, v: int) -> int:
-    """The pipe index plan node `v` runs on (< 0: ALLOC/FREE, on no pipe)."""
-    n = graph.n
-    if v < n:
-        return graph.pipes[v]
-    return target.spill_in_pipe if (v - n) % 2 else target.spill_out_pipe
-
-
 def pipe_usage(graph: KernelGraph, plan: Plan, target: Core, metrics: Metrics) -> PipeUsage:
     """`PipeUsage` of `plan` from its replay `metrics`, which must be valid (timed)."""
     if not metrics.valid:
         raise ValueError("pipe usage needs a valid plan (the replay gives no timing otherwise)")
-    busy = [0] * len(target.pipes)
-    nodes = [0] * len(target.pipes)
-    start, finish = metrics.start, metrics.finish
-    for v in plan.order:
-        p = node_pipe(graph, target, v)
-        if p >= 0:
-            busy[p] += finish[v] - start[v]
-            nodes[p] += 1
+    pipes = node_pipes(graph, plan, target)
+    took = [f - s for s, f in zip(metrics.start, metrics.finish)]
+    busy = pipe_loads(pipes, took, len(target.pipes))
+    nodes = pipe_loads(pipes, [1] * len(pipes), len(target.pipes))
     return PipeUsage(target.pipes, tuple(busy), tuple(nodes), metrics.makespan)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 
 from dan.dialect.graph import OP, KernelGraph, Plan
-from dan.dialect.pipe_usage import node_pipe, pipe_usage
+from dan.dialect.pipe_usage import pipe_usage
+from dan.dialect.plan_edges import node_pipes
 from dan.dialect.replay import Metrics
 from dan.dialect.target import Core
 from dan.lowering.trace_residency import residencies, resident_steps
@@ -96,8 +97,9 @@ def _flows(graph: KernelGraph, plan: Plan, target: Core, m: Metrics) -> list[dic
     from dan.lowering.trace_flows import cross_pipe_dependencies
 
     events = []
+    pipe_of = node_pipes(graph, plan, target)
     for i, (u, v) in enumerate(cross_pipe_dependencies(graph, plan, target, m)):
-        pu, pv = node_pipe(graph, target, u), node_pipe(graph, target, v)
+        pu, pv = pipe_of[u], pipe_of[v]
         name = f"{target.pipes[pu]} -> {target.pipes[pv]}"
         events.append({"ph": "s", "pid": PID, "tid": TID_BASE + pu, "ts": (m.start[u] + m.finish[u]) / 2, "id": i, "name": name,
                        "cat": "dependency"})

@@ -44,9 +44,9 @@ def image_files(kernel: KernelView, m: Metrics, directory: Path, fmt: str) -> di
     g, plan, target = kernel.graph, kernel.plan, kernel.target
     held = residencies(g, plan, m)
     figures = {"gantt": gantt(g, plan, target, m, pipe_usage(g, plan, target, m))}
-    if plan.offsets is not None and any(r.size for r in held):
-        figures["layout"] = layout_map(g, plan, target, m, held)
     if any(r.size for r in held):
+        if plan.offsets is not None:
+            figures["layout"] = layout_map(g, plan, target, m, held)
         figures["residency"] = residency_plot(g, plan, target, held)
     return {directory / f"{g.name}.{what}.{fmt}": figure_bytes(fig, fmt) for what, fig in figures.items()}
 

@@ -13,7 +13,7 @@ one per other pipe, the latest. Cost: O((V + E) * P) for P pipes.
 from __future__ import annotations
 
 from dan.dialect.graph import KernelGraph, Plan
-from dan.dialect.pipe_usage import node_pipe
+from dan.dialect.plan_edges import node_pipes
 from dan.dialect.replay import Metrics
 from dan.dialect.target import Core
 
@@ -31,6 +31,7 @@ def cross_pipe_dependencies(graph: KernelGraph, plan: Plan, target: Core, metric
     last_on: list[tuple[int, ...]] = [zero] * pipes  # what the pipe's latest node knows
     out: list[tuple[int, int]] = []
     preds = metrics.preds
+    pipe_of = node_pipes(graph, plan, target)
     for v in plan.order:
         heard = list(zero)
         for u in preds[v]:
@@ -38,7 +39,7 @@ def cross_pipe_dependencies(graph: KernelGraph, plan: Plan, target: Core, metric
             for q in range(pipes):
                 if ku[q] > heard[q]:
                     heard[q] = ku[q]
-        p = node_pipe(graph, target, v)
+        p = pipe_of[v]
         if p < 0:
             known[v] = tuple(heard)
             continue

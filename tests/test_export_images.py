@@ -97,7 +97,8 @@ def test_bench_bar_chart_titles_labels_and_l0_rule_mark() -> None:
 
 
 def test_gantt_draws_every_node_once_and_zero_cycle_nodes_as_ticks() -> None:
-    from dan.dialect.pipe_usage import node_pipe, pipe_usage
+    from dan.dialect.pipe_usage import pipe_usage
+    from dan.dialect.plan_edges import node_pipes
     from dan.lowering.generate import tiled_matmul
     from dan.lowering.plot_plan import gantt
     from tests.test_pipe_usage import planned
@@ -105,7 +106,8 @@ def test_gantt_draws_every_node_once_and_zero_cycle_nodes_as_ticks() -> None:
     g = tiled_matmul(4, 4, 4)
     target, plan = planned(g)
     m = replay(g, plan, target)
-    timed = [v for v in plan.order if node_pipe(g, target, v) >= 0]
+    pipe = node_pipes(g, plan, target)
+    timed = [v for v in plan.order if pipe[v] >= 0]
     zero = sum(m.finish[v] == m.start[v] for v in timed)
     ax = gantt(g, plan, target, m, pipe_usage(g, plan, target, m)).axes[0]
     assert zero > 0  # clean SPILL_OUTs take 0 cycles

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from dan.dialect.graph import KernelGraph, Plan
-from dan.dialect.pipe_usage import node_pipe
+from dan.dialect.plan_edges import node_pipes
 from dan.dialect.replay import replay
 from dan.dialect.target import CONTEST, Core
 from dan.lowering.trace_chrome import LANE_ORDER, TID_BASE, chrome_trace, lane_order
@@ -39,13 +39,14 @@ def check_structure(g: KernelGraph, plan: Plan, target: Core, trace: dict) -> No
     assert sorted(names) == [TID_BASE + p for p in range(len(target.pipes))]  # one track per pipe
     assert [names[TID_BASE + p] for p in lane_order(target)] == [p for p in LANE_ORDER if p in target.pipes]
     slices = [e for e in events if e["ph"] == "X"]
-    on_pipes = [v for v in plan.order if node_pipe(g, target, v) >= 0]
+    pipe = node_pipes(g, plan, target)
+    on_pipes = [v for v in plan.order if pipe[v] >= 0]
     assert len(slices) == len(on_pipes)  # one slice per node on a pipe
     ids = {g.node_ids[v] if v < g.n else g.spill_id_base + v - g.n: v for v in on_pipes}
     assert Counter(e["args"]["id"] for e in slices) == Counter(ids.keys())
     for e in slices:
         v = ids[e["args"]["id"]]
-        assert (e["ts"], e["ts"] + e["dur"], e["tid"]) == (m.start[v], m.finish[v], TID_BASE + node_pipe(g, target, v))
+        assert (e["ts"], e["ts"] + e["dur"], e["tid"]) == (m.start[v], m.finish[v], TID_BASE + pipe[v])
         assert (e["cat"] == "spill") == (v >= g.n)
     assert trace["otherData"]["makespan"] == m.makespan == max((e["ts"] + e["dur"] for e in slices), default=0)
     for tier, cap in zip(target.tiers, target.capacity):
@@ -95,7 +96,7 @@ def test_flows_cover_every_cross_pipe_dependency_and_none_is_implied(g: KernelGr
     flows = cross_pipe_dependencies(g, plan, target, m)
     check_structure(g, plan, target, json.loads(chrome_trace(g, plan, target, m, True)))
     total = len(plan.order)
-    pipe = [node_pipe(g, target, v) for v in range(total)]
+    pipe = node_pipes(g, plan, target)
     sources: list[set[int]] = [set() for _ in range(total)]  # pipe nodes reaching v through pipe-less ones
     for v in plan.order:
         for u in m.preds[v]:
