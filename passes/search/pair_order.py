@@ -21,6 +21,7 @@ groups); the caller then keeps the order. Deterministic; nothing here imports xD
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from dan.dialect.graph import FREE, OP, KernelGraph, OrderError, check_order
@@ -46,17 +47,7 @@ def interleave_pairs(graph: KernelGraph, order: list[int], target: Core, options
     if len(sinks) < 2:
         return None
     compute = {i for i, p in enumerate(target.pipes) if p not in target.dma_pipes}
-    segments: list[list[int]] = [[]]
-    for v in order:
-        if graph.kinds[v] != FREE:
-            segments[-1].append(v)
-            if v in sinks:
-                segments.append([])
-    if not segments[-1]:
-        segments.pop()
-    elif len(segments) > 1:
-        rest = segments.pop()
-        segments[-1] += rest
+    segments = _cut_after([v for v in order if graph.kinds[v] != FREE], sinks.__contains__)
     interleaved: list[int] = []
     for k in range(0, len(segments), 2):
         if k + 1 < len(segments):
@@ -73,17 +64,20 @@ def interleave_pairs(graph: KernelGraph, order: list[int], target: Core, options
 
 def _steps(graph: KernelGraph, segment: list[int], compute: set[int]) -> list[list[int]]:
     """`segment` cut after each compute operation (a trailing rest joins the last step)."""
-    steps: list[list[int]] = [[]]
-    for v in segment:
-        steps[-1].append(v)
-        if graph.kinds[v] == OP and graph.pipes[v] in compute:
-            steps.append([])
-    if not steps[-1] and len(steps) > 1:
-        steps.pop()
-    elif len(steps) > 1:
-        rest = steps.pop()
-        steps[-1] += rest
-    return steps
+    return _cut_after(segment, lambda v: graph.kinds[v] == OP and graph.pipes[v] in compute)
+
+
+def _cut_after(items: list[int], ends: Callable[[int], bool]) -> list[list[int]]:
+    """`items` cut after each item that `ends`; a trailing rest joins the last piece."""
+    pieces: list[list[int]] = [[]]
+    for v in items:
+        pieces[-1].append(v)
+        if ends(v):
+            pieces.append([])
+    if len(pieces) > 1:
+        rest = pieces.pop()
+        pieces[-1] += rest
+    return pieces
 
 
 def _alternate(first: list[list[int]], second: list[list[int]], offset: int) -> list[int]:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
 from dan.dialect.target import Core
 from dan.dialect.timing import claim_pipe, ready_time
+from dan.passes.dan.dlr_eviction_plan import need_positions
 from dan.passes.dan.dlr_free_space import FreeSegments, FreeSince
 from dan.passes.pipeline.options import check_at_least
 
@@ -115,14 +116,7 @@ class _Scan:
     def __init__(self, graph: KernelGraph, order: list[int], target: Core, options: StreamOptions) -> None:
         self.g, self.order, self.target, self.opt = graph, order, target, options
         n = graph.n
-        self.pos = [0] * n
-        for i, v in enumerate(order):
-            self.pos[v] = i
-        self.needs: list[list[int]] = [[] for _ in graph.buf_size]
-        for i, v in enumerate(order):
-            if graph.kinds[v] != ALLOC:
-                for b in dict.fromkeys(graph.node_bufs[v]):
-                    self.needs[b].append(i)
+        _, self.needs = need_positions(graph, order)
         self.ptr = [0] * len(graph.buf_size)
         self.op_index: list[int] = []  # order positions of the operations
         for i, v in enumerate(order):
