@@ -48,10 +48,10 @@ def cpsat(problem: Problem, limit: int, hint: list[int] | None = None) -> Packin
     from ortools.sat.python import cp_model
 
     n, cap = len(problem), problem.capacity
-    model = cp_model.CpModel()
-    y = [model.NewIntVar(0, max(cap - s, 0), f"y{i}") for i, s in enumerate(problem.sizes)]
     if any(s > cap for s in problem.sizes):
         return Packing([-1] * n, exhausted=True, solver="cpsat")
+    model = cp_model.CpModel()
+    y = [model.NewIntVar(0, cap - s, f"y{i}") for i, s in enumerate(problem.sizes)]
     boxes = [model.NewFixedSizeIntervalVar(y[i], problem.sizes[i], f"b{i}") for i in range(n)]
     for t in _clique_times(problem):
         alive = [i for i in range(n) if problem.starts[i] <= t < problem.ends[i] and problem.sizes[i]]
