@@ -44,7 +44,7 @@ def run_streams(program: SyncProgram, sync_cost: int = 0) -> SyncRun:
     """Walk the streams (module docstring); raises `SyncError` for a bad id, an
     unmatched set or wait, an id set while outstanding, or a deadlock."""
     P = len(program.pipes)
-    streams, cycles, limit = program.streams, program.cycles, program.limit
+    streams, cycles = program.streams, program.cycles
     names = program.pipes
     _check_pairs(program)
     fired: dict[tuple[int, int, int], deque[tuple[int, list[int]]]] = {}  # (src, dst, id) -> (time, clock)
