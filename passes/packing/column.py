@@ -18,9 +18,8 @@ proves there is none. Nothing here imports xDSL.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from math import gcd
 
-from dan.passes.packing.problem import Packing, Problem
+from dan.passes.packing.problem import Packing, Problem, in_common_unit
 from dan.passes.packing.sweep import _split
 
 _MEMO_LIMIT = 1 << 20
@@ -169,8 +168,4 @@ def _parts(column: list[int], ends: tuple[int, ...], t: int, sizes: tuple[int, .
 def columns(problem: Problem, limit: int = 100_000) -> Packing:
     """A packing of a tight `problem` by the column search, sizes counted in units of
     their greatest common divisor."""
-    g = gcd(problem.capacity, *problem.sizes) or 1
-    scaled = Problem(problem.starts, problem.ends, tuple(w // g for w in problem.sizes), problem.capacity // g)
-    packing = Columns(scaled, limit).run()
-    packing.offsets = [o * g if o >= 0 else o for o in packing.offsets]
-    return packing
+    return in_common_unit(problem, lambda p, _: Columns(p, limit).run())

@@ -17,9 +17,8 @@ about half the conflicts on 100-buffer tilings.
 from __future__ import annotations
 
 from bisect import bisect_right
-from math import gcd
 
-from dan.passes.packing.problem import Packing, Problem
+from dan.passes.packing.problem import Packing, Problem, in_common_unit
 
 CONFLICTS_PER_NODE = 4
 """CP-SAT may spend this many conflicts per search node of the packing limit."""
@@ -38,13 +37,14 @@ def available() -> bool:
 
 def cpsat(problem: Problem, limit: int, hint: list[int] | None = None) -> Packing:
     """A proven packing, or an unproven one (all -1) when CP-SAT finds none within the
-    limits derived from `limit` (search nodes); `exhausted` when it proves none exists."""
-    g = gcd(problem.capacity, *problem.sizes) or 1
-    if g > 1:
-        scaled = Problem(problem.starts, problem.ends, tuple(w // g for w in problem.sizes), problem.capacity // g)
-        packing = cpsat(scaled, limit, [o // g if o >= 0 and o % g == 0 else -1 for o in hint or []])
-        packing.offsets = [o * g if o >= 0 else o for o in packing.offsets]
-        return packing
+    limits derived from `limit` (search nodes); `exhausted` when it proves none exists.
+    Sizes are counted in units of their greatest common divisor."""
+    return in_common_unit(
+        problem, lambda p, g: _cpsat(p, limit, [o // g if o >= 0 and o % g == 0 else -1 for o in hint or []])
+    )
+
+
+def _cpsat(problem: Problem, limit: int, hint: list[int]) -> Packing:
     from ortools.sat.python import cp_model
 
     n, cap = len(problem), problem.capacity

@@ -10,7 +10,9 @@ overlap in address while they conflict. Nothing here imports xDSL.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from math import gcd
 
 import numpy as np
 
@@ -53,6 +55,19 @@ class Packing:
     @property
     def unplaced(self) -> int:
         return sum(1 for o in self.offsets if o < 0)
+
+
+def in_common_unit(problem: Problem, solve: Callable[[Problem, int], Packing]) -> Packing:
+    """`solve(scaled, g)` on `problem` with sizes and capacity counted in units of their
+    greatest common divisor `g` (every offset of a packing is a sum of sizes), its
+    offsets brought back to `problem`'s units."""
+    g = gcd(problem.capacity, *problem.sizes) or 1
+    if g == 1:
+        return solve(problem, 1)
+    scaled = Problem(problem.starts, problem.ends, tuple(w // g for w in problem.sizes), problem.capacity // g)
+    packing = solve(scaled, g)
+    packing.offsets = [o * g if o >= 0 else o for o in packing.offsets]
+    return packing
 
 
 def max_live(problem: Problem) -> int:

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import sys
 from bisect import insort
-from math import gcd
 
-from dan.passes.packing.problem import Packing, Problem
+from dan.passes.packing.problem import Packing, Problem, in_common_unit
 
 
 def is_tight(problem: Problem) -> bool:
@@ -190,10 +189,4 @@ def _split(sizes: list[int], j: int, room: list[int]) -> bool:
 def sweep(problem: Problem, limit: int = 100_000) -> Packing:
     """A packing of a tight `problem` by the sweep (see the module docstring), sizes
     counted in units of their greatest common divisor (every offset is a sum of sizes)."""
-    g = gcd(problem.capacity, *problem.sizes)
-    if g <= 1:
-        return Sweep(problem, limit).run()
-    scaled = Problem(problem.starts, problem.ends, tuple(w // g for w in problem.sizes), problem.capacity // g)
-    packing = Sweep(scaled, limit).run()
-    packing.offsets = [o * g if o >= 0 else o for o in packing.offsets]
-    return packing
+    return in_common_unit(problem, lambda p, _: Sweep(p, limit).run())
