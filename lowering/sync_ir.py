@@ -60,7 +60,6 @@ def build_program(graph: KernelGraph, plan: Plan, target: Core, program: SyncPro
     accesses = node_accesses(graph, plan, target)
     n, base = graph.n, graph.spill_id_base
     pipes = [StringAttr(p) for p in target.pipes]
-    events: dict[int, IntegerAttr] = {}
     attrs = ExecAttrs()
     streams: list[Operation] = []
     for p, items in enumerate(program.streams):
@@ -76,12 +75,9 @@ def build_program(graph: KernelGraph, plan: Plan, target: Core, program: SyncPro
             elif kind == BARRIER:
                 ops.append(BarrierOp.create())
             else:
-                event = events.get(e)
-                if event is None:
-                    event = events[e] = IntegerAttr(e, i64)
                 src, dst = (p, other) if kind == SET else (other, p)
                 cls = SetFlagOp if kind == SET else WaitFlagOp
-                ops.append(cls.create(properties={"src": pipes[src], "dst": pipes[dst], "event": event}))
+                ops.append(cls.create(properties={"src": pipes[src], "dst": pipes[dst], "event": attrs.integer(e)}))
         streams.append(StreamOp.create(properties={"pipe": pipes[p]}, regions=[Region(Block(ops))]))
     return ProgramOp.create(
         properties={"sym_name": StringAttr(graph.name), "event_ids": IntegerAttr(program.limit, i64)},

@@ -191,7 +191,7 @@ class ExecOp(IRDLOperation):
 
 
 class ExecAttrs:
-    """Shared attribute objects for the `dan_sync.exec` ops of one build (attributes are
+    """Shared attribute objects for the `exec` and flag ops of one build (attributes are
     immutable; most values repeat, and building one costs as much as verifying it)."""
 
     def __init__(self) -> None:
@@ -203,14 +203,18 @@ class ExecAttrs:
             attr = self.cache[key] = make()
         return attr
 
+    def integer(self, value: int) -> IntegerAttr:
+        """The shared i64 attribute of `value` (ids, cycles, event ids)."""
+        return self._get(value, lambda: _int(value))  # type: ignore[return-value]
+
     def properties(self, op: str, node_id: int, cycles: int, accesses: Sequence[tuple[int, str, int, int]]) -> dict:
         """The properties of a `dan_sync.exec` (accesses: buffer id, tier, offset, size)."""
         flat = tuple(x for b, _, o, s in accesses for x in (b, o, s))
         tiers = tuple(a[1] for a in accesses)
         return {
             "op": self._get(("op", op), lambda: StringAttr(op)),
-            "id": self._get(node_id, lambda: _int(node_id)),
-            "cycles": self._get(cycles, lambda: _int(cycles)),
+            "id": self.integer(node_id),
+            "cycles": self.integer(cycles),
             "access": self._get(flat, lambda: DenseArrayBase.from_list(i64, flat)),
             "tiers": self._get(("tiers", tiers), lambda: ArrayAttr([StringAttr(t) for t in tiers])),
         }
