@@ -9,6 +9,7 @@ Nothing here imports xDSL.
 from __future__ import annotations
 
 from dan.dialect.graph import KernelGraph, Plan
+from dan.dialect.plan_edges import node_pipes
 from dan.dialect.replay import Metrics, replay
 from dan.dialect.target import Core
 
@@ -29,15 +30,11 @@ def node_label(graph: KernelGraph, plan: Plan, v: int) -> str:
 
 def pipe_nodes(graph: KernelGraph, plan: Plan, target: Core) -> list[list[int]]:
     """Per pipe of `target` (by index), its plan nodes in plan order."""
-    n = graph.n
+    pipe_of = node_pipes(graph, plan, target)
     lanes: list[list[int]] = [[] for _ in target.pipes]
     for v in plan.order:
-        if v < n:
-            p = graph.pipes[v]
-        else:
-            p = target.spill_in_pipe if (v - n) % 2 else target.spill_out_pipe
-        if p >= 0:
-            lanes[p].append(v)
+        if pipe_of[v] >= 0:
+            lanes[pipe_of[v]].append(v)
     return lanes
 
 
