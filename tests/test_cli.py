@@ -226,3 +226,6 @@ def test_replay_of_lowered_streams_matches_the_plan_and_prices_the_flags(tmp_pat
     assert priced.returncode == 0 and priced.stdout.startswith("// sync @")
     assert int(priced.stdout.split("makespan ")[1].split(",")[0]) > free["makespan"]
     assert_one_line_error(cli("dan-replay", str(lowered), "--sync-cost", "-1"), "dan-replay", "--sync-cost must be >= 0")
+    assert_one_line_error(
+        cli("dan-replay", str(EXAMPLE), "--sync-cost", "1"), "dan-replay", "--sync-cost goes with a lower-sync output (dan_sync.program)"
+    )

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--plan", metavar="DIR", help="with a graph: the directory of its plan files")
     ap.add_argument("--target", help="preset name or target JSON file (default: the kernel's, else contest)")
     ap.add_argument("--json", action="store_true", help="print one JSON object per kernel")
-    ap.add_argument("--sync-cost", type=int, default=0, metavar="N",
+    ap.add_argument("--sync-cost", type=int, default=None, metavar="N",
                     help="a lowered (lower-sync) input: cycles of each set_flag and wait_flag (default 0)")
     add_version(ap)
     args = ap.parse_args(argv)
@@ -94,10 +94,12 @@ def main(argv: list[str] | None = None) -> None:
             raise CliError("--plan goes with a graph file (.json/.csv)")
         loaded = load_arrays(args.input, target)
         if not isinstance(loaded, list):
-            lowered = _sync_report(loaded, args.sync_cost, args.json)
+            lowered = _sync_report(loaded, args.sync_cost or 0, args.json)
             if lowered is not None:
                 write_stdout(lowered)
                 return 0
+        if args.sync_cost is not None:
+            raise CliError("--sync-cost goes with a lower-sync output (dan_sync.program)")
         views = loaded if isinstance(loaded, list) else view_module(loaded, target)
         ok = True
         out = []
