@@ -22,6 +22,7 @@ from dan.passes.search.pair_order import PairOptions
 from dan.passes.search.prefetch_options import PrefetchOptions
 from dan.passes.search.reuse_order import ReuseOptions
 from dan.passes.search.stream_layout import StreamOptions
+from dan.passes.search.timed_order import TimedOptions
 from dan.passes.search.tune_options import WIDE_CPE
 
 
@@ -29,11 +30,14 @@ from dan.passes.search.tune_options import WIDE_CPE
 class OrderSpec:
     """An order: MPAS with `start` (or the reuse order with it), its groups interleaved
     two by two when `pairs` is set (`dan.passes.search.pair_order`; unchanged when they
-    do not split cleanly), then each of `prefetches` in turn."""
+    do not split cleanly), then each of `prefetches` in turn, then, when `timed` is
+    set, issued by a list schedule in time over a window of it
+    (`dan.passes.search.timed_order`)."""
 
     start: MpasOptions | ReuseOptions
     prefetches: tuple[PrefetchOptions, ...] = ()
     pairs: PairOptions | None = None
+    timed: TimedOptions | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,11 @@ L0_DOUBLE = PrefetchOptions(pipes=("MTE1",), tiers=("L0A", "L0B"), cover=1.0, l0
 """Double buffering in L0A/L0B within their capacity: the MTE1 move that fills the next
 L0 buffer may run while the previous one is still in use. Breaks the L0 rule, which
 binds only the order-only peak."""
+
+
+TIMED = (TimedOptions(window=4), TimedOptions(window=8, weight=2))
+"""The timed list schedules the makespan objective applies to its prefetched MPAS
+orders: a short window by start time, and a wider one that favours long paths."""
 
 
 def all_moves(target: Core) -> PrefetchOptions:
@@ -83,6 +92,8 @@ def orders(objective: str, target: Core) -> list[OrderSpec]:
     chosen += [OrderSpec(reuse, (LOADS, L0_DOUBLE))] + [OrderSpec(p, (LOADS, L0_DOUBLE)) for p in policies]
     chosen += [OrderSpec(p, (moves, L0_DOUBLE)) for p in policies]
     chosen += [OrderSpec(p) for p in policies] + [OrderSpec(p, (LOADS_PEAK,)) for p in policies]
+    if objective == "makespan":  # compute of neighbouring groups overlapped in time
+        chosen += [OrderSpec(p, (moves,), timed=t) for t in TIMED for p in policies]
     return _usable(list(dict.fromkeys(chosen)), target)
 
 

@@ -44,6 +44,7 @@ from dan.passes.search.pair_order import interleave_pairs
 from dan.passes.search.prefetch_order import prefetch
 from dan.passes.search.reuse_order import reuse_order
 from dan.passes.search.stream_layout import stream_layout
+from dan.passes.search.timed_order import timed_order
 
 FINALISTS = 4
 """Distinct orders that stage 3 lays out with every further layout."""
@@ -133,6 +134,8 @@ def _order(spec: OrderSpec) -> list[int]:
         order = interleave_pairs(graph, order, target, spec.pairs) or order
     for pre in spec.prefetches:
         order = prefetch(graph, order, target, pre)
+    if spec.timed is not None:
+        order = timed_order(graph, order, target, spec.timed)
     return order
 
 
