@@ -12,16 +12,16 @@ from dan.passes.pipeline.pass_options import embed_options, embedded_options
 
 @embed_options(CpeOptions)
 class CpePass(PlanningPass):
-    """Critical path enhancement (see `dan.passes.dan.cpe_reorder`): spills, lifetimes
-    and order-only peaks are kept; order and offsets change only when the makespan
-    strictly drops.
+    """Critical path enhancement (see `dan.passes.dan.cpe_reorder`): spills are kept,
+    no order-only peak grows; order and offsets change only when the makespan strictly
+    drops.
 
     Options: the fields of `CpeOptions`, `cpe{window=8 passes=1 move-events=true
-    re-place=true}`. xDSL turns `-` into `_` in option names, so `cpe{move-events=false}`
-    is the same as `cpe{move_events=false}`. `move-events=false re-place=false` is the
-    strict neighbourhood: only operations move, among operation slots, and every
-    offset stays; on DLR plans that finds nothing (each operation sits between its
-    buffers' ALLOCs and FREEs).
+    re-place=true block-reach=2}`. xDSL turns `-` into `_` in option names, so
+    `cpe{move-events=false}` is the same as `cpe{move_events=false}`. `move-events=false
+    re-place=false block-reach=0` is the strict neighbourhood: only operations move,
+    among operation slots, and every offset stays; on DLR plans that finds nothing
+    (each operation sits between its buffers' ALLOCs and FREEs).
     """
 
     name = "cpe"
