@@ -77,20 +77,21 @@ def idle_gaps(order: list[int], pipes: list[int], pipe: int, start: list[int], f
 def scratch_blocks(graph: KernelGraph, plan: Plan, target: Core) -> list[tuple[int, int]]:
     """(first, last) positions of the blocks (module docstring); positions after the
     last block belong to none."""
-    n, kinds, node_bufs, tier = graph.n, graph.kinds, graph.node_bufs, graph.buf_tier
-    scratch = [t not in target.peak_tiers for t in range(len(target.capacity))]
+    delta = [0] * len(plan.order)  # +1 at a scratch buffer's ALLOC, -1 at its FREE
+    peak = target.peak_tiers
+    for b, t in enumerate(graph.buf_tier):
+        if t >= 0 and t not in peak:
+            delta[graph.buf_alloc[b]] = 1
+            delta[graph.buf_free[b]] = -1
     blocks: list[tuple[int, int]] = []
-    first, alive, opened = 0, 0, False
+    first, alive = 0, 0
     for i, v in enumerate(plan.order):
-        if v < n and kinds[v] != OP and scratch[tier[node_bufs[v][0]]]:
-            if kinds[v] == ALLOC:
-                alive += 1
-                opened = True
-            else:
-                alive -= 1
-        if opened and alive == 0:
-            blocks.append((first, i))
-            first, opened = i + 1, False
+        d = delta[v]
+        if d:
+            alive += d
+            if alive == 0:  # a FREE closing the last scratch lifetime: the block ends
+                blocks.append((first, i))
+                first = i + 1
     return blocks
 
 
@@ -124,9 +125,11 @@ def hoist_blocks(
     if reach < 1 or plan.offsets is None:
         return None
     order = plan.order
-    bottleneck = bottleneck_pipe(pipes, start, finish, len(target.pipes))
     blocks = scratch_blocks(graph, plan, target)
-    if bottleneck < 0 or len(blocks) < 2:
+    if len(blocks) < 2:
+        return None
+    bottleneck = bottleneck_pipe(pipes, start, finish, len(target.pipes))
+    if bottleneck < 0:
         return None
     gap_starts, gap_ends = idle_gaps(order, pipes, bottleneck, start, finish)
     block_of = [-1] * len(order)
