@@ -73,11 +73,14 @@ def test_more_room_never_needs_more_spills_at_lead_zero() -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10_000), lead=st.integers(0, 6), lag=st.integers(0, 6), timed=st.booleans(), tight=st.booleans())
-def test_random_kernels_get_a_valid_plan_or_none(seed: int, lead: int, lag: int, timed: bool, tight: bool) -> None:
+@given(
+    seed=st.integers(0, 10_000), lead=st.integers(0, 6), lag=st.integers(0, 6), timed=st.booleans(), tight=st.booleans(),
+    price=st.sampled_from([0.0, 0.0, 0.5, 4.0]),
+)
+def test_random_kernels_get_a_valid_plan_or_none(seed: int, lead: int, lag: int, timed: bool, tight: bool, price: float) -> None:
     graph = random_kernel(seed, ops=30)
     target = HALVED if tight else CONTEST
-    plan = stream_layout(graph, topological_order(graph), target, StreamOptions(lead, lag, timed=timed))
+    plan = stream_layout(graph, topological_order(graph), target, StreamOptions(lead, lag, timed=timed, price=price))
     if plan is not None:
         metrics = replay(graph, plan, target)
         assert metrics.valid, metrics.violation

@@ -18,8 +18,10 @@ busiest and every idle cycle of it is lost:
    before the placement could start: the load that takes their space does not wait),
    then by farthest next need (Belady; beyond `horizon`, least recently touched),
    ties to the cheaper reload and the lower index; with `slack`, more of the former
-   leave until that many bytes stay free. A victim's SPILL_OUT goes right after its
-   last touch; its SPILL_IN where step 2 or its next use asks for it.
+   leave until that many bytes stay free. With `price`, a stall is instead weighed
+   against the reloads a victim costs (`dan.passes.search.stream_price`). A victim's
+   SPILL_OUT goes right after its last touch; its SPILL_IN where step 2 or its next
+   use asks for it.
 4. *Place.* Offsets are chosen on the final order: each placement takes, among the
    windows flush with a free segment's ends, the one whose addresses were released
    longest ago (so its address-reuse edge rarely delays it), then best fit, then the
@@ -43,6 +45,7 @@ from dan.dialect.timing import claim_pipe, ready_time
 from dan.passes.dan.dlr_eviction_plan import need_positions
 from dan.passes.dan.dlr_free_space import FreeSegments, FreeSince
 from dan.passes.pipeline.options import check_at_least
+from dan.passes.search.stream_price import HORIZON, ReloadRollout, cheapest
 
 
 @dataclass(frozen=True)
@@ -64,12 +67,18 @@ class StreamOptions:
     """Victims whose next need is more than this many order positions away go least
     recently touched first (their order barely changes the reloads, and the oldest
     touch has finished longest ago); 0: farthest next need first throughout."""
+    price: float = 0.0
+    """When > 0, victims are priced instead (`dan.passes.search.stream_price`): when
+    the farthest-needed buffer's release would delay the placement, the candidate of
+    least stall + `price` x the reload cycles a next-use rollout then spends leaves
+    (`lag`, `timed`, `slack` and `horizon` do not apply). 0: the ranking above."""
 
     def __post_init__(self) -> None:
         check_at_least("stream", "lead", self.lead, 0)
         check_at_least("stream", "lag", self.lag, 0)
         check_at_least("stream", "horizon", self.horizon, 0)
         check_at_least("stream", "slack", self.slack, 0)
+        check_at_least("stream", "price", self.price, 0)
 
 
 def frees_early(graph: KernelGraph, order: list[int]) -> list[int]:
@@ -141,6 +150,7 @@ class _Scan:
         self.touch_finish = [0] * len(graph.buf_size)
         self.place_ready = [0] * len(graph.buf_size)
         self.chunks: list[list[list[int]]] = [[[0, c]] for c in target.capacity]  # [release, bytes]
+        self.rollout = ReloadRollout(graph, order, self.needs, target, HORIZON) if options.price > 0 else None
 
     # --- bookkeeping -------------------------------------------------------------------
     def next_need(self, b: int) -> int:
@@ -302,6 +312,8 @@ class _Scan:
             return True
         g, here, horizon = self.g, self.here, self.opt.horizon
         when = self.pipe_free[pipe] if pipe >= 0 else 0
+        if self.rollout is not None:
+            return self._room_priced(t, size, protected, when)
         cands = []
         for c in self.members[t]:
             if c in protected:
@@ -320,6 +332,22 @@ class _Scan:
                 break
             self._evict(c)
         return self.used[t] + size <= cap
+
+    def _room_priced(self, t: int, size: int, protected: frozenset[int], when: int) -> bool:
+        """`_room` with priced victims (`StreamOptions.price`)."""
+        assert self.rollout is not None
+        cap = self.target.capacity[t]
+        while self.used[t] + size > cap:
+            cands = [(self.next_need(c), max(0, self._release_time(c) - when), c) for c in self.members[t] if c not in protected]
+            if not cands:
+                return False
+            cands.sort(key=lambda cand: (-cand[0], cand[2]))
+            victim = cands[0][2]
+            if cands[0][1] > 0:
+                resident = self.members[t] | {b for b in protected if self.g.buf_tier[b] == t}
+                victim = cheapest(self.rollout, t, resident, cands, self.here + 1, self.opt.price)
+            self._evict(victim)
+        return True
 
     def _evict(self, b: int) -> None:
         """Spill `b`: its SPILL_OUT right after its last touch."""
