@@ -103,9 +103,11 @@ def cpe(graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions = CpeO
         order = hoist_blocks(graph, plan, target, preds, start, finish, pipes, options.block_reach)
         hoisted = None if order is None else Plan(order, plan.offsets, plan.spills)
     if options.re_place and plan.offsets is not None:
-        placed = re_place(graph, hoisted or plan, target, preds, cycles, pipes)
-        if hoisted is not None and max(placed.finish, default=0) >= before.makespan:
-            placed = re_place(graph, plan, target, preds, cycles, pipes)  # the hoist did not pay
+        placed = re_place(graph, plan, target, preds, cycles, pipes)
+        if hoisted is not None:  # keep the hoist only when it beats re-placement alone
+            other = re_place(graph, hoisted, target, preds, cycles, pipes)
+            if max(other.finish, default=0) < max(placed.finish, default=0):
+                placed = other
         if max(placed.finish, default=0) <= before.makespan:
             work, start, finish, preds = placed.plan, placed.start, placed.finish, placed.preds
     elif hoisted is not None:
