@@ -35,8 +35,9 @@ class CpeOptions:
     """Before reordering, let placements take earlier address ranges
     (`dan.passes.dan.cpe_replace`): each SPILL_OUT moves up to just after the last node
     it waits for, and an ALLOC or SPILL_IN whose own range makes it wait takes the range,
-    free throughout its residency in the order, released earliest. Offsets change;
-    lifetimes, spills and every order-only metric stay. Off: every offset stays."""
+    free throughout its residency in the order, released earliest (when that makes the
+    plan slower, the SPILL_INs alone). Offsets change; lifetimes, spills and every
+    order-only metric stay. Off: every offset stays."""
 
     block_reach: int = 2
     """First, let whole blocks of work (segments between points where no scratch-tier

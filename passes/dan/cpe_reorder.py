@@ -16,7 +16,12 @@ Three stages, all on by default.
 - `re_place` (`dan.passes.dan.cpe_replace`): each SPILL_OUT moves up to just after the
   last node it waits for, and a placement (ALLOC, SPILL_IN) that waits on its address
   range takes a range free throughout its residency in the order and released
-  earlier. Kept when the makespan does not grow; the search then starts from it.
+  earlier. Kept when the makespan does not grow; the search then starts from it. When
+  it grows, the re-placement of the reloads alone (every ALLOC keeps its offset) is
+  tried instead: in a UB that is not slotted, an ALLOC that takes an early range can
+  delay the placements after it more than it gains (FlashAttention_Case1-like kernel,
+  `dan-gen --like FlashAttention_Case1`: 289,719 -> 298,378 moving every placement,
+  278,923 moving reloads only).
 - The reordering around the critical chain. With `move_events` (default) every node
   may move, ALLOC, FREE and spill nodes included, under the lifetime rule below. Off,
   only operations move, among *operation slots*: every ALLOC, FREE, SPILL_OUT and
@@ -104,6 +109,8 @@ def cpe(graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions = CpeO
         hoisted = None if order is None else Plan(order, plan.offsets, plan.spills)
     if options.re_place and plan.offsets is not None:
         placed = re_place(graph, plan, target, preds, cycles, pipes)
+        if max(placed.finish, default=0) > before.makespan:  # moving ALLOCs too cost more than it gave
+            placed = re_place(graph, plan, target, preds, cycles, pipes, reloads_only=True)
         if hoisted is not None:  # keep the hoist only when it beats re-placement alone
             other = re_place(graph, hoisted, target, preds, cycles, pipes)
             if max(other.finish, default=0) < max(placed.finish, default=0):

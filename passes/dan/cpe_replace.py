@@ -28,6 +28,10 @@ A SPILL_OUT right after its last toucher frees its range in the order as early a
 edges allow, which widens the choice of the placements after it (its edges, spill and
 touch ones, do not change: every node it waits for stays before it).
 
+With `reloads_only` ALLOCs keep their offsets (unless, in a slotted tier, an earlier
+placement took the slot) and only SPILL_INs look for other ranges: CPE's fallback
+when moving every placement makes the plan slower.
+
 Cost: one scan of the order, plus per placement whose own range makes it wait the
 placements resident with it in its tier (few: a tier holds few buffers).
 Nothing here imports xDSL.
@@ -131,10 +135,14 @@ class _Placements:
                 self.placed_by[v] = current[b]
 
 
-def re_place(graph: KernelGraph, plan: Plan, target: Core, preds: list[list[int]], cycles: list[int], pipes: list[int]) -> Replaced:
+def re_place(
+    graph: KernelGraph, plan: Plan, target: Core, preds: list[list[int]], cycles: list[int], pipes: list[int],
+    reloads_only: bool = False,
+) -> Replaced:
     """Hoist the SPILL_OUTs and re-choose offsets (module docstring); `preds`, `cycles`
     and `pipes` are the plan's (`replay(..., edges=True)`, `node_cycles`, `node_pipes`).
-    Needs a replay-valid plan with a layout."""
+    With `reloads_only` an ALLOC keeps its offset unless an earlier placement took its
+    slot. Needs a replay-valid plan with a layout."""
     assert plan.offsets is not None
     n = graph.n
     order = hoist_spill_outs(plan.order, n, preds)
@@ -190,7 +198,7 @@ def re_place(graph: KernelGraph, plan: Plan, target: Core, preds: list[list[int]
             best = (1 << 62, 0, own)  # an earlier placement took this slot (slots are aligned)
         else:
             best = (max(reuse_ready(run, own, own + s), ready), 0, own)
-            if best[0] == ready:
+            if best[0] == ready or (reloads_only and v < n):
                 return own
             here = pos[v]
             for q in run.owners:  # is any address released earlier? (residents' releases lie ahead)
