@@ -79,7 +79,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 
 from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
-from dan.dialect.replay import replay
+from dan.dialect.replay import Metrics, replay
 from dan.dialect.target import Core
 from dan.dialect.plan_edges import node_cycles, node_pipes
 from dan.passes.dan.cpe_blocks import hoist_blocks
@@ -101,26 +101,7 @@ def cpe(graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions = CpeO
     before = replay(graph, plan, target, edges=True)
     if before.violation is not None:
         raise CpeError(f"input plan is not valid ({before.violation.kind}): {before.violation.message}")
-    work, start, finish, preds = plan, before.start, before.finish, before.preds
-    cycles, pipes = node_cycles(graph, plan, target), node_pipes(graph, plan, target)
-    hoisted = None
-    if options.block_reach and plan.offsets is not None:
-        order = hoist_blocks(graph, plan, target, preds, start, finish, pipes, options.block_reach)
-        hoisted = None if order is None else Plan(order, plan.offsets, plan.spills)
-    if options.re_place and plan.offsets is not None:
-        placed = re_place(graph, plan, target, preds, cycles, pipes)
-        if max(placed.finish, default=0) > before.makespan:  # moving ALLOCs too cost more than it gave
-            placed = re_place(graph, plan, target, preds, cycles, pipes, reloads_only=True)
-        if hoisted is not None:  # keep the hoist only when it beats re-placement alone
-            other = re_place(graph, hoisted, target, preds, cycles, pipes)
-            if max(other.finish, default=0) < max(placed.finish, default=0):
-                placed = other
-        if max(placed.finish, default=0) <= before.makespan:
-            work, start, finish, preds = placed.plan, placed.start, placed.finish, placed.preds
-    elif hoisted is not None:
-        timed = replay(graph, hoisted, target, edges=True)
-        if timed.makespan < before.makespan:
-            work, start, finish, preds = hoisted, timed.start, timed.finish, timed.preds
+    work, start, finish, preds, hoist_kept = _starting_plan(graph, plan, target, options, before)
     timeline = Timeline(graph, work, target, start, finish, preds)
     search = Reorder(graph, timeline, options.move_events)
     for _ in range(options.passes):
@@ -133,9 +114,44 @@ def cpe(graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions = CpeO
     result = Plan(list(timeline.order), offsets, list(work.spills))
     # The timeline's times are the replay's (module docstring: the precedence graph is
     # fixed); the tests replay every result independently, so no second replay here.
-    if not keeps_overlaps(graph, target, plan.order, result.order):
+    # without a block hoist the stricter, cheaper lifetime rule holds (`Reorder` keeps it)
+    if hoist_kept:
+        kept = keeps_overlaps(graph, target, plan.order, result.order)
+    else:
+        kept = keeps_lifetimes(graph, plan.order, result.order)
+    if not kept:
         raise CpeError("internal error: two buffers of one tier group overlap that did not")
     return result
+
+
+def _starting_plan(
+    graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions, before: Metrics
+) -> tuple[Plan, list[int], list[int], list[list[int]], bool]:
+    """The plan the reordering starts from, with its start, finish and precedence
+    graph, and whether a block hoist is in it: the input, or its block hoist and
+    re-placement when they make it faster (module docstring)."""
+    work, start, finish, preds = plan, before.start, before.finish, before.preds
+    cycles, pipes = node_cycles(graph, plan, target), node_pipes(graph, plan, target)
+    hoisted, hoist_kept = None, False
+    if options.block_reach and plan.offsets is not None:
+        order = hoist_blocks(graph, plan, target, preds, start, finish, pipes, options.block_reach)
+        hoisted = None if order is None else Plan(order, plan.offsets, plan.spills)
+    if options.re_place and plan.offsets is not None:
+        placed = re_place(graph, plan, target, preds, cycles, pipes)
+        if max(placed.finish, default=0) > before.makespan:  # moving ALLOCs too cost more than it gave
+            placed = re_place(graph, plan, target, preds, cycles, pipes, reloads_only=True)
+        if hoisted is not None:  # keep the hoist only when it beats re-placement alone
+            other = re_place(graph, hoisted, target, preds, cycles, pipes)
+            if max(other.finish, default=0) < max(placed.finish, default=0):
+                placed, hoist_kept = other, True
+        if max(placed.finish, default=0) > before.makespan:
+            return work, start, finish, preds, False
+        return placed.plan, placed.start, placed.finish, placed.preds, hoist_kept
+    if hoisted is not None:
+        timed = replay(graph, hoisted, target, edges=True)
+        if timed.makespan < before.makespan:
+            return hoisted, timed.start, timed.finish, timed.preds, True
+    return work, start, finish, preds, False
 
 
 def keeps_lifetimes(graph: KernelGraph, old: list[int], new: list[int]) -> bool:
