@@ -62,9 +62,9 @@ L0 buffer may run while the previous one is still in use. Breaks the L0 rule, wh
 binds only the order-only peak."""
 
 
-TIMED = (TimedOptions(window=4), TimedOptions(window=8, weight=2))
+TIMED = (TimedOptions(),)
 """The timed list schedules the makespan objective applies to its prefetched MPAS
-orders: a short window by start time, and a wider one that favours long paths."""
+orders (a second one, four operations ahead by start time alone, won nothing more)."""
 
 
 def all_moves(target: Core) -> PrefetchOptions:

@@ -45,10 +45,10 @@ from dan.passes.pipeline.options import check_at_least
 class TimedOptions:
     """How far ahead of its base order the timed list schedule may run."""
 
-    window: int = 4
+    window: int = 8
     """Operations of the base order (the first not yet issued onwards) that may be issued
     next (>= 1; 1 keeps the base order's operations in order)."""
-    weight: int = 0
+    weight: int = 2
     """Cycles of start time one cycle of the longest path below an operation is worth:
     the next operation has the least `start - weight * tail`, ties to the base order."""
     fill: int = 100
