@@ -22,7 +22,7 @@ from dan.passes.dan.cpe_blocks import bottleneck_pipe, hoist_blocks, idle_gaps, 
 from dan.passes.dan.cpe_options import CpeOptions
 from dan.passes.dan.cpe_reorder import cpe, keeps_overlaps
 from dan.passes.dan.dlr_layout import dlr
-from tests.test_cpe_reorder import alloc, check_cpe, free, op, overlapping_buffers, pipeline
+from tests.cpe_cases import alloc, check_cpe, free, op, overlapping_buffers, pipeline
 
 ONE_L0A = Core("one-l0a", (256, 1024, 128, 256, 512))
 """Two 128-byte L1 ranges and one L0A range: a load waits for an L1 release, a block

@@ -23,7 +23,7 @@ from dan.passes.dan.cpe_options import CpeOptions
 from dan.passes.dan.cpe_reorder import cpe
 from dan.passes.dan.cpe_replace import Replaced, hoist_spill_outs, re_place, slotted_tiers
 from tests.shared_data import CASES
-from tests.test_cpe_reorder import BIG, alloc, check_cpe, free, op, pipeline, random_plans, spill_example, staying_events
+from tests.cpe_cases import BIG, alloc, check_cpe, free, op, pipeline, random_plans, spill_example, staying_events
 
 
 def checked_re_place(graph: KernelGraph, plan: Plan, target: Core, reloads_only: bool = False) -> Replaced:
