@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from dan.passes.packing.counted import Counted
 from dan.passes.packing.problem import Packing, Problem, in_common_unit
 from dan.passes.packing.sweep import _split
 
@@ -26,40 +27,34 @@ _MEMO_LIMIT = 1 << 20
 """Failed columns remembered at most (the memo only prunes; its size bounds memory)."""
 
 
-class _Stop(Exception):
-    """The node limit was reached."""
-
-
-class Columns:
+class Columns(Counted):
     """The column search over one tight problem (sizes in any unit)."""
 
     def __init__(self, problem: Problem, limit: int) -> None:
-        self.problem, self.limit = problem, limit
+        super().__init__(limit)
+        self.problem = problem
         self.times = sorted(set(problem.starts))
         starting: dict[int, list[int]] = {t: [] for t in self.times}
         for i in sorted(range(len(problem)), key=lambda i: (-problem.sizes[i], -problem.ends[i], i)):
             starting[problem.starts[i]].append(i)
         self.starting = [starting[t] for t in self.times]
         self.kind = list(zip(problem.sizes, problem.ends))
-        self.nodes = 0
         self.failed: set[tuple[int, tuple[tuple[int, int], ...]]] = set()
         self.chosen: list[list[int]] = []
 
     def run(self) -> Packing:
         n = len(self.problem)
-        try:
-            found = self._descend(0, [])
-        except _Stop:
-            return Packing([-1] * n, nodes=self.nodes, solver="columns")
-        if not found:
-            return Packing([-1] * n, nodes=self.nodes, exhausted=True, solver="columns")
-        offsets = [-1] * n
+        return self.counted_run(lambda: self._descend(0, []), self._offsets, n, 0, "columns")
+
+    def _offsets(self) -> list[int]:
+        """Each item's offset in the chosen columns (items in address order)."""
+        offsets = [-1] * len(self.problem)
         for column in self.chosen:
             at = 0
             for i in column:
                 offsets[i] = at
                 at += self.problem.sizes[i]
-        return Packing(offsets, proven=True, nodes=self.nodes, solver="columns")
+        return offsets
 
     def _descend(self, k: int, column: list[int]) -> bool:
         """Fill the blocks of start time k's column and go on; True once all are placed."""
@@ -71,9 +66,7 @@ class Columns:
         parts = _parts(column, self.problem.ends, self.times[k], self.problem.sizes, self.problem.capacity)
         ranked = []
         for filled in self._fillings(parts, 0, self.starting[k]):
-            self.nodes += 1
-            if self.nodes > self.limit:
-                raise _Stop
+            self.tick()
             if k + 1 == len(self.times) or self._future_fits(k + 1, filled):
                 ranked.append((-self._pairs(filled), len(ranked), filled))
         ranked.sort()

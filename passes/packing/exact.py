@@ -23,26 +23,23 @@ does not depend on the machine. Nothing here imports xDSL.
 
 from __future__ import annotations
 
-import sys
 from bisect import bisect_left
 
 import numpy as np
 
+from dan.passes.packing.counted import Counted
 from dan.passes.packing.problem import Packing, Problem
 
 _MEMO_LIMIT = 1 << 18
 """Failed skylines remembered at most (the memo only prunes; its size bounds memory)."""
 
 
-class _Stop(Exception):
-    """The node limit was reached."""
-
-
-class Search:
+class Search(Counted):
     """One branch-and-bound over the canonical packings of `problem`."""
 
     def __init__(self, problem: Problem, limit: int) -> None:
-        self.problem, self.limit = problem, limit
+        super().__init__(limit)
+        self.problem = problem
         times = sorted(set(problem.starts) | set(problem.ends))
         n = len(problem)
         self.lo = [bisect_left(times, s) for s in problem.starts]
@@ -73,7 +70,6 @@ class Search:
         self.placed = np.zeros(n, dtype=bool)
         self.placed_mask = 0
         self.offsets = [-1] * n
-        self.nodes = 0
         self.failed: set[tuple[int, bytes]] = set()
 
     def run(self) -> Packing:
@@ -81,26 +77,15 @@ class Search:
         n = len(self.problem)
         if max((int(f) for f in self.floor + self.rem), default=0) > self.problem.capacity:
             return Packing([-1] * n, exhausted=True, solver="search")
-        old = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(old, 4 * self.limit + 1000))  # a branch is two frames deep
-        try:
-            found = self._search()
-        except _Stop:
-            return Packing([-1] * n, nodes=self.nodes, solver="search")
-        finally:
-            sys.setrecursionlimit(old)
-        if not found:
-            return Packing([-1] * n, nodes=self.nodes, exhausted=True, solver="search")
-        return Packing(list(self.offsets), proven=True, nodes=self.nodes, solver="search")
+        # a branch is two frames deep
+        return self.counted_run(self._search, lambda: list(self.offsets), n, 4 * self.limit + 1000, "search")
 
     def _search(self) -> bool:
         active = self.rem > 0
         if not active.any():
             return True
-        self.nodes += 1
-        if self.nodes > self.limit:
-            raise _Stop
-        floor, rem, capacity = self.floor, self.rem, self.problem.capacity
+        self.tick()
+        floor = self.floor
         key = (self.placed_mask, floor.tobytes())
         if key in self.failed:
             return False

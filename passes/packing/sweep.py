@@ -16,9 +16,9 @@ Nothing here imports xDSL.
 
 from __future__ import annotations
 
-import sys
 from bisect import insort
 
+from dan.passes.packing.counted import Counted
 from dan.passes.packing.problem import Packing, Problem, in_common_unit
 
 
@@ -37,36 +37,22 @@ def is_tight(problem: Problem) -> bool:
     return bool(times)
 
 
-class _Stop(Exception):
-    """The node limit was reached."""
-
-
-class Sweep:
+class Sweep(Counted):
     """The time sweep over one tight problem."""
 
     def __init__(self, problem: Problem, limit: int) -> None:
-        self.problem, self.limit = problem, limit
+        super().__init__(limit)
+        self.problem = problem
         self.times = sorted(set(problem.starts))
         self.starting: dict[int, list[int]] = {t: [] for t in self.times}
         for i in sorted(range(len(problem)), key=lambda i: (-problem.sizes[i], -problem.ends[i], i)):
             self.starting[problem.starts[i]].append(i)
         self.offsets = [-1] * len(problem)
         self.live: list[tuple[int, int, int]] = []  # (offset, end address, item), by offset
-        self.nodes = 0
 
     def run(self) -> Packing:
         n = len(self.problem)
-        old = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(old, 4 * n + 1000))
-        try:
-            found = self._step(0)
-        except _Stop:
-            return Packing([-1] * n, nodes=self.nodes, solver="sweep")
-        finally:
-            sys.setrecursionlimit(old)
-        if not found:
-            return Packing([-1] * n, nodes=self.nodes, exhausted=True, solver="sweep")
-        return Packing(list(self.offsets), proven=True, nodes=self.nodes, solver="sweep")
+        return self.counted_run(lambda: self._step(0), lambda: list(self.offsets), n, 4 * n + 1000, "sweep")
 
     def _holes(self, t: int) -> list[tuple[int, int]]:
         """Free ranges at time t once the items ending at or before t are gone."""
@@ -109,9 +95,7 @@ class Sweep:
             if sizes[i] > hi - lo or kind in tried:
                 continue
             tried.add(kind)
-            self.nodes += 1
-            if self.nodes > self.limit:
-                raise _Stop
+            self.tick()
             self.offsets[i] = lo
             entry = (lo, lo + sizes[i], i)
             insort(self.live, entry)
