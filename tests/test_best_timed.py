@@ -16,7 +16,8 @@ from dan.dialect.target import CONTEST
 from dan.dialect.timing import time_order
 from dan.passes.pipeline.options import OptionError
 from dan.passes.search.best_portfolio import orders
-from dan.passes.search.timed_order import TimedOptions, tails, timed_order
+from dan.passes.dan.mpas_keys import downstream_criticality
+from dan.passes.search.timed_order import TimedOptions, timed_order
 from tests.strategies import random_kernels
 
 
@@ -114,9 +115,9 @@ def test_window_one_keeps_the_base_operations_in_order() -> None:
     assert [v for v in order if graph.kinds[v] == OP] == [v for v in base if graph.kinds[v] == OP]
 
 
-def test_tails_are_longest_paths_below() -> None:
+def test_the_tails_ranked_by_are_longest_paths_below() -> None:
     graph = _two_groups()
-    below = tails(graph)
+    below = downstream_criticality(graph)
     firsts = [v for v in range(graph.n) if graph.ops[v] == "A"]
     assert [below[v] for v in firsts] == [300, 300]
 

@@ -36,8 +36,9 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, topological_order
+from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph
 from dan.dialect.target import Core
+from dan.passes.dan.mpas_keys import downstream_criticality
 from dan.passes.pipeline.options import check_at_least
 
 
@@ -76,7 +77,7 @@ class _Schedule:
         for r, v in enumerate(self.ops):
             self.rank[v] = r
         self.weight = options.weight
-        self.tail = tails(graph) if options.weight else [0] * n
+        self.tail = downstream_criticality(graph) if options.weight else [0] * n
         self.room = [c * options.fill // 100 for c in target.capacity]
         self.live = [0] * len(self.room)
         self.reserved = [0] * len(self.room)  # bytes of ALLOCs that committed consumers take
@@ -245,11 +246,3 @@ class _Schedule:
         self._emit(v, start + graph.cycles[v])
         self._advance()
 
-
-def tails(graph: KernelGraph) -> list[int]:
-    """Per node: the most cycles on a path from it to a sink, its own included."""
-    below = [0] * graph.n
-    cycles, succs = graph.cycles, graph.succs
-    for v in reversed(topological_order(graph)):
-        below[v] = cycles[v] + max((below[s] for s in succs[v]), default=0)
-    return below
