@@ -75,10 +75,9 @@ class ReloadRollout:
                 cycles += self.target.spill_cycles(size[b])
                 used += size[b]
             upcoming[b] = later
-            heappush(heap, (-later, b))
-            while used > cap and heap:
+            while used > cap and heap:  # b itself is not in the heap yet: it stays
                 neg, victim = heappop(heap)
-                if victim != b and upcoming.get(victim) == -neg:
+                if upcoming.get(victim) == -neg:
                     del upcoming[victim]
                     used -= size[victim]
             heappush(heap, (-later, b))
