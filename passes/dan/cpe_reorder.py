@@ -172,7 +172,6 @@ def keeps_lifetimes(graph: KernelGraph, old: list[int], new: list[int]) -> bool:
     return True
 
 
-
 def keeps_overlaps(graph: KernelGraph, target: Core, old: list[int], new: list[int]) -> bool:
     """True when no two buffers of one tier group (the peak tiers together, each other
     tier alone) have overlapping lifetimes `[ALLOC, FREE]` in `new` but not in `old`:
