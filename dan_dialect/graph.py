@@ -103,6 +103,12 @@ class KernelGraph:
             return 0
         return self.buf_size[b] if k == ALLOC else -self.buf_size[b]
 
+    def op_name(self, v: int) -> str:
+        """The op name of plan node `v`: its own, or SPILL_OUT / SPILL_IN for a spill node."""
+        if v < self.n:
+            return self.ops[v]
+        return "SPILL_IN" if (v - self.n) % 2 else "SPILL_OUT"
+
 
 @dataclass
 class Plan:

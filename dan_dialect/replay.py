@@ -113,9 +113,7 @@ def node_name(graph: KernelGraph, plan: Plan, v: int) -> str:
     if v < graph.n:
         return f"{graph.ops[v]} {graph.node_ids[v]}"
     k = v - graph.n
-    b = plan.spills[k // 2][0]
-    kind = "SPILL_IN" if k % 2 else "SPILL_OUT"
-    return f"{kind} {graph.spill_id_base + k} (buffer {graph.buf_ids[b]})"
+    return f"{graph.op_name(v)} {graph.spill_id_base + k} (buffer {graph.buf_ids[plan.spills[k // 2][0]]})"
 
 
 def replay(graph: KernelGraph, plan: Plan, target: Core, edges: bool = False) -> Metrics:

@@ -27,7 +27,7 @@ from dan.dialect.graph import KernelGraph, Plan
 from dan.dialect.pipe_usage import PipeUsage
 from dan.dialect.replay import Metrics
 from dan.dialect.target import Core
-from dan.lowering.trace_chrome import lane_order, op_name
+from dan.lowering.trace_chrome import lane_order
 from dan.lowering.trace_residency import Residency, order_levels
 from dan.passes.analysis.timeline import pipe_nodes
 
@@ -95,7 +95,7 @@ def gantt(graph: KernelGraph, plan: Plan, target: Core, m: Metrics, usage: PipeU
     for y, p in enumerate(rows):
         groups: dict[str, list[tuple[int, int]]] = {}
         for v in lanes[p]:
-            groups.setdefault(op_name(graph, v), []).append((m.start[v], m.finish[v]))
+            groups.setdefault(graph.op_name(v), []).append((m.start[v], m.finish[v]))
         for op in sorted(groups):
             _bars(ax, groups[op], y, 0.7, color[op])
             used.add(op)

@@ -69,9 +69,8 @@ def build_program(graph: KernelGraph, plan: Plan, target: Core, program: SyncPro
         for kind, other, e in items:
             if kind == NODE:
                 v = other
-                name = graph.ops[v] if v < n else ("SPILL_IN" if (v - n) % 2 else "SPILL_OUT")
                 node_id = graph.node_ids[v] if v < n else base + v - n
-                ops.append(ExecOp.create(properties=attrs.properties(name, node_id, program.cycles[v], accesses[v])))
+                ops.append(ExecOp.create(properties=attrs.properties(graph.op_name(v), node_id, program.cycles[v], accesses[v])))
             elif kind == BARRIER:
                 ops.append(BarrierOp.create())
             else:

@@ -38,12 +38,6 @@ def lane_order(target: Core) -> list[int]:
     return sorted(range(len(target.pipes)), key=lambda p: (rank.get(target.pipes[p], len(rank)), p))
 
 
-def op_name(graph: KernelGraph, v: int) -> str:
-    """The op name of plan node `v`; spill nodes as SPILL_OUT or SPILL_IN."""
-    n = graph.n
-    return graph.ops[v] if v < n else ("SPILL_IN" if (v - n) % 2 else "SPILL_OUT")
-
-
 def _buffer_text(graph: KernelGraph, target: Core, b: int, offset: int | None) -> str:
     tier = target.tiers[graph.buf_tier[b]]
     if offset is None:
@@ -79,7 +73,7 @@ def _slices(graph: KernelGraph, plan: Plan, target: Core, m: Metrics) -> list[di
         for v in lanes[p]:
             spill = v >= n
             event = {"ph": "X", "pid": PID, "tid": TID_BASE + p, "ts": m.start[v], "dur": m.finish[v] - m.start[v],
-                     "name": op_name(graph, v),
+                     "name": graph.op_name(v),
                      "cat": "spill" if spill else cat, "args": args_of[v]}
             if spill:
                 event["cname"] = "terrible"  # chrome://tracing's red

@@ -10,22 +10,12 @@ from __future__ import annotations
 
 from dan.dialect.graph import KernelGraph, Plan
 from dan.dialect.plan_edges import node_pipes
-from dan.dialect.replay import Metrics, replay
+from dan.dialect.replay import Metrics, node_name, replay
 from dan.dialect.target import Core
 
 
 class TimelineError(ValueError):
     """A plan the replay rejects: it has no timing."""
-
-
-def node_label(graph: KernelGraph, plan: Plan, v: int) -> str:
-    """`OP id` with the user's id; spill nodes as `SPILL_OUT id (buffer b)`."""
-    n = graph.n
-    if v < n:
-        return f"{graph.ops[v]} {graph.node_ids[v]}"
-    k = v - n
-    kind = "SPILL_IN" if k % 2 else "SPILL_OUT"
-    return f"{kind} {graph.spill_id_base + k} (buffer {graph.buf_ids[plan.spills[k // 2][0]]})"
 
 
 def pipe_nodes(graph: KernelGraph, plan: Plan, target: Core) -> list[list[int]]:
@@ -59,5 +49,5 @@ def format_timeline(graph: KernelGraph, plan: Plan, target: Core) -> str:
     for p, lane in enumerate(pipe_nodes(graph, plan, target)):
         if lane:
             lines.append(f"// {target.pipes[p]}")
-            lines += [f"//   {node_label(graph, plan, v)} [{m.start[v]}, {m.finish[v]})" for v in lane]
+            lines += [f"//   {node_name(graph, plan, v)} [{m.start[v]}, {m.finish[v]})" for v in lane]
     return "\n".join(lines) + "\n"
