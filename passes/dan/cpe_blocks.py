@@ -44,16 +44,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from dan.dialect.graph import ALLOC, OP, KernelGraph, Plan
+from dan.dialect.bounds_time import pipe_loads
+from dan.dialect.graph import ALLOC, KernelGraph, Plan
 from dan.dialect.target import Core
 
 
 def bottleneck_pipe(pipes: list[int], start: list[int], finish: list[int], pipe_count: int) -> int:
     """The pipe with the most busy cycles (the lowest index on ties; -1: none busy)."""
-    busy = [0] * pipe_count
-    for v, p in enumerate(pipes):
-        if p >= 0:
-            busy[p] += finish[v] - start[v]
+    busy = pipe_loads(pipes, [f - s for s, f in zip(start, finish)], pipe_count)
     best = max(busy, default=0)
     return busy.index(best) if best > 0 else -1
 
