@@ -5,7 +5,9 @@
 a `Runner` spreads over worker processes:
 
 1. every order of `orders(objective, target)` (MPAS or the reuse order, for the
-   makespan objective also with its groups paired (`pair_order`), then prefetch);
+   makespan objective also with its groups paired (`pair_order`), then prefetch; for
+   the makespan objective last, prefetched MPAS orders issued by a list schedule in
+   time, `timed_order`);
 2. each distinct order laid out by the first layout (DLR, CPE, replay); for the
    makespan objective, each distinct order among the first `STREAM_ORDERS` also laid
    out by every stream layout of `streams()` (`dan.passes.search.stream_layout`);
