@@ -36,3 +36,12 @@ def test_dan_gen_writes_the_same_kernel_for_a_seed() -> None:
     graph = parse_graph_json(first, "p")
     assert len(graph.buf_ids) >= 30 and {graph.buf_tier[b] for b in range(len(graph.buf_ids))} == {0}
     assert json.loads(first)["Nodes"][0]["Op"] == "ALLOC"
+
+
+def test_drop_is_checked_and_leaves_room() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="drop must be in"):
+        packing(PackingShape(buffers=30, drop=1.0))
+    slack = packing(PackingShape(buffers=60, seed=3, drop=0.3))
+    assert replay(slack, dlr(slack, input_order(slack), CONTEST), CONTEST).peak_l1_ub == CONTEST.capacity[0]

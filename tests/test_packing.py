@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dan.passes.packing.exact import exact
 from dan.passes.packing.heuristic import ORDERS, best_greedy, greedy
-from dan.passes.packing.instances import tiling
+from dan.passes.packing.instances import TIGHT_EVERY, tiling
 from dan.passes.packing.problem import Problem, components, max_live, violations
 from dan.passes.packing.spill_choice import choose_spills, live_bytes
 from dan.passes.packing.sweep import is_tight, sweep
@@ -71,6 +71,22 @@ def test_tiling_is_tight_and_its_known_packing_valid(seed: int) -> None:
     assert tiling(seed, 120) == t
 
 
+def _live(p: Problem, t: int) -> int:
+    return sum(w for s, e, w in zip(p.starts, p.ends, p.sizes) if s <= t < e)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_drop_leaves_slack_but_every_eighth_step_full(seed: int) -> None:
+    full, t = tiling(seed, 120), tiling(seed, 120, drop=0.3)
+    p = t.problem
+    assert tiling(seed, 120, drop=0.0) == full and len(p) >= 120
+    assert violations(p, list(t.offsets)) == []
+    steps = range(max(p.ends))
+    assert all(_live(p, k) == p.capacity for k in steps if k % TIGHT_EVERY == 0)
+    assert sum(_live(p, k) < p.capacity for k in steps) >= len(steps) // 3
+    assert not is_tight(p) and max_live(p) == p.capacity
+
+
 @pytest.mark.parametrize("order", sorted(ORDERS))
 def test_every_greedy_order_is_valid(order: str) -> None:
     p = tiling(1, 150).problem
@@ -90,6 +106,7 @@ def test_exact_solvers_pack_small_tight_instances(seed: int) -> None:
 
 def test_greedy_by_size_leaves_the_generated_instances_unplaced() -> None:
     assert greedy(tiling(0, 300).problem, "size").unplaced >= 10
+    assert greedy(tiling(0, 300, drop=0.2).problem, "size").unplaced >= 10
 
 
 @settings(max_examples=60, deadline=None)

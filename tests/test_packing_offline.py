@@ -36,6 +36,17 @@ def test_tight_kernel_is_packed_without_a_spill(seed: int) -> None:
     assert len(online.spills) > 0  # the scan fragments these kernels
 
 
+def test_a_hundred_buffers_full_at_every_eighth_step_are_packed_without_a_spill() -> None:
+    pytest.importorskip("ortools")
+    instance = tiling(2, 100, drop=0.2)
+    core = one_tier_core(instance.problem.capacity)
+    graph = tiling_kernel(instance, "tiling_drop", core)
+    order = list(range(graph.n))
+    found = offline_layout(graph, order, core)
+    assert found is not None and found[0].spills == [] and _traffic(graph, found[0], core) == 0
+    assert len(dlr(graph, order, core).spills) > 0
+
+
 def test_tiling_kernel_has_the_instance_lifetimes() -> None:
     instance = tiling(4, 40)
     core = one_tier_core(instance.problem.capacity)

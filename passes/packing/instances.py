@@ -4,7 +4,10 @@
 at each step some live buffers end, each run of freed addresses (merged with its
 freed neighbours) is cut at random points into new buffers that start there. Every
 time step is then filled exactly to the capacity, so the known offsets are a
-conflict-free packing with zero slack, and the item order is shuffled. The kernel
+conflict-free packing with zero slack, and the item order is shuffled. With `drop`,
+some buffers are left out again: each buffer alive at no *tight* step (every
+`TIGHT_EVERY`-th step from step 0) with that chance, so live bytes reach the capacity at
+those steps only and stay below it elsewhere; the known offsets still pack the rest. The kernel
 form (`tiling_kernel`) lists, per step, each ending buffer's COPY_OUT and FREE, then
 each starting buffer's ALLOC and COPY_IN, so its id order has exactly these
 lifetimes in the one tier it uses (L1, sized to the capacity). Same seed, same
@@ -20,6 +23,9 @@ from dan.dialect.graph import KernelGraph, NodeRecord, build_graph
 from dan.dialect.target import CONTEST, Core
 from dan.passes.packing.problem import Problem
 
+TIGHT_EVERY = 8
+"""With `drop`, every this many steps stays filled to the capacity."""
+
 
 @dataclass(frozen=True)
 class Tiling:
@@ -30,13 +36,16 @@ class Tiling:
 
 
 def tiling(seed: int, buffers: int = 200, capacity: int = 1 << 20, granule: int = 4096,
-           end_chance: float = 0.25, max_pieces: int = 3) -> Tiling:
-    """About `buffers` buffers (at least that many) tiling `capacity` in every step.
+           end_chance: float = 0.25, max_pieces: int = 3, drop: float = 0.0) -> Tiling:
+    """About `buffers` buffers (at least that many) tiling `capacity` in every step,
+    less those left out with `drop` (module docstring; `drop=0`: every step tight).
 
     Sizes are multiples of `granule`; at each step a live buffer ends with
     `end_chance`, and a freed run is cut into 1 to `max_pieces` buffers.
     """
     rng = random.Random(seed)
+    dropper = random.Random(~seed)  # its own stream: `drop=0` keeps the instances of old
+    dropped: set[int] = set()
     units = max(1, capacity // granule)
     live: list[tuple[int, int, int]] = []  # (low, high, item) in granules, by low
     starts: list[int] = []
@@ -58,7 +67,7 @@ def tiling(seed: int, buffers: int = 200, capacity: int = 1 << 20, granule: int 
 
     live = cut(0, units, 0)
     step = 0
-    while len(starts) < buffers:
+    while len(starts) - len(dropped) < buffers:
         step += 1
         ending = [rng.random() < end_chance for _ in live]
         if not any(ending):
@@ -68,6 +77,9 @@ def tiling(seed: int, buffers: int = 200, capacity: int = 1 << 20, granule: int 
         for (lo, hi, item), gone in zip(live, ending):
             if gone:
                 ends[item] = step
+                tight = (starts[item] - 1) // TIGHT_EVERY != (step - 1) // TIGHT_EVERY
+                if drop and not tight and dropper.random() < drop:
+                    dropped.add(item)
                 run = (run[0], hi) if run else (lo, hi)
                 continue
             if run:
@@ -79,7 +91,7 @@ def tiling(seed: int, buffers: int = 200, capacity: int = 1 << 20, granule: int 
         live = kept
     for _, _, item in live:
         ends[item] = step + 1
-    order = list(range(len(starts)))
+    order = [i for i in range(len(starts)) if i not in dropped]
     rng.shuffle(order)
     problem = Problem(
         tuple(starts[i] for i in order), tuple(ends[i] for i in order),

@@ -1,6 +1,6 @@
 """Measure `dlr{packing=offline}` against the online scan on generated tight kernels.
 
-`python -m dan.passes.packing.measure [--sizes 100,200] [--seeds 2] [--limit N]` prints
+`python -m dan.passes.packing.measure [--sizes 100,200] [--seeds 2] [--drop 0.1] [--limit N]` prints
 a Markdown table: per instance, its buffers, how many greedy-by-size leaves unplaced,
 the spills of `original,dlr` under each policy, and the offline layout's spills and
 CPU time (the offline plan itself, before the pass keeps the better of the two).
@@ -25,13 +25,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,200,300,400,500")
     parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--drop", type=float, default=0.0, help="tiling's drop: 0 fills every step to capacity")
     parser.add_argument("--limit", type=int, default=DlrOptions().packing_limit)
     args = parser.parse_args(argv)
     print("| buffers | seed | greedy-size unplaced | " + " | ".join(f"online {p}" for p in ONLINE) + " | offline spills | offline s |")
     print("|---" * (5 + len(ONLINE)) + "|")
     for size in (int(s) for s in args.sizes.split(",")):
         for seed in range(args.seeds):
-            instance = tiling(seed, size)
+            instance = tiling(seed, size, drop=args.drop)
             core = one_tier_core(instance.problem.capacity)
             graph = tiling_kernel(instance, f"tiling_{size}_{seed}", core)
             order = list(range(graph.n))
