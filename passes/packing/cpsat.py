@@ -7,7 +7,7 @@ time: two items that meet in time are both alive at the later of their starts; o
 at start times some lifetime ends after, before the next start: the others' alive
 items are all alive at the next start too).
 Items with the same lifetime and size are interchangeable, so they are ordered by
-offset. The search is deterministic: one worker, a fixed seed, and limits in
+offset. The search is deterministic: one worker, fixed seeds in turn, and limits in
 deterministic time and conflicts, never in seconds. The greedy offsets, where placed,
 are the hint. Sizes and the capacity are counted in units of their greatest common
 divisor (every packing can be pushed down onto its multiples): smaller domains, and
