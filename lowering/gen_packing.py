@@ -3,9 +3,10 @@
 The kernel of `dan.passes.packing.instances.tiling_kernel`: a `capacity x time`
 rectangle cut into buffers so that every step of the id order holds exactly
 `capacity` bytes of L1, then shuffled; with `--drop`, buffers alive at no eighth step
-are left out with that chance, so L1 is full at those steps only. Planned with the contest core (L1 4096) the
-default capacity is that tier's, so `original,dlr{packing=offline}` may place every
-buffer with zero spills, and online placement must fight fragmentation.
+are left out with that chance, so L1 is full at those steps, with room at others.
+Planned with the contest core (L1 4096) the default capacity is that tier's, so
+`original,dlr{packing=offline}` may place every buffer with zero spills, and online
+placement must fight fragmentation.
 """
 
 from __future__ import annotations

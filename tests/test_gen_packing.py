@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from dan.dialect.graph import input_order
 from dan.dialect.replay import replay
 from dan.dialect.target import CONTEST
@@ -39,8 +41,6 @@ def test_dan_gen_writes_the_same_kernel_for_a_seed() -> None:
 
 
 def test_drop_is_checked_and_leaves_room() -> None:
-    import pytest
-
     with pytest.raises(ValueError, match="drop must be in"):
         packing(PackingShape(buffers=30, drop=1.0))
     slack = packing(PackingShape(buffers=60, seed=3, drop=0.3))

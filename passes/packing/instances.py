@@ -6,10 +6,10 @@ freed neighbours) is cut at random points into new buffers that start there. Eve
 time step is then filled exactly to the capacity, so the known offsets are a
 conflict-free packing with zero slack, and the item order is shuffled. With `drop`,
 some buffers are left out again: each buffer alive at no *tight* step (every
-`TIGHT_EVERY`-th step from step 0) with that chance, so live bytes reach the capacity at
-those steps only and stay below it elsewhere; the known offsets still pack the rest. The kernel
-form (`tiling_kernel`) lists, per step, each ending buffer's COPY_OUT and FREE, then
-each starting buffer's ALLOC and COPY_IN, so its id order has exactly these
+`TIGHT_EVERY`-th step from step 0) with that chance, so live bytes reach the capacity
+at those steps and may stay below it elsewhere; the known offsets still pack the rest.
+The kernel form (`tiling_kernel`) lists, per step, each ending buffer's COPY_OUT and
+FREE, then each starting buffer's ALLOC and COPY_IN, so its id order has exactly these
 lifetimes in the one tier it uses (L1, sized to the capacity). Same seed, same
 instance. Nothing here imports xDSL.
 """
@@ -77,6 +77,7 @@ def tiling(seed: int, buffers: int = 200, capacity: int = 1 << 20, granule: int 
         for (lo, hi, item), gone in zip(live, ending):
             if gone:
                 ends[item] = step
+                # some multiple of TIGHT_EVERY lies in its lifetime [starts[item], step)
                 tight = (starts[item] - 1) // TIGHT_EVERY != (step - 1) // TIGHT_EVERY
                 if drop and not tight and dropper.random() < drop:
                     dropped.add(item)
