@@ -2,7 +2,8 @@
 (every topological order's peak and makespan, the best peak by exact search over
 prefixes, DLR's plans on targets too small to avoid spills), exact spans against
 brute-force reachability, Jackson's bound against every job sequence, and equality on
-hand-made kernels where each bound must be tight."""
+hand-made kernels where each bound must be tight; raised heads and tails against every
+node's start and finish in every order of random operation graphs."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from dan.dialect.bounds import graph_bounds, plan_bounds, resident_peaks
 from dan.dialect.bounds_memory import span_nodes
-from dan.dialect.bounds_time import jackson_bound
+from dan.dialect.bounds_time import heads_and_tails, jackson_bound, loaded_heads
 from dan.dialect.graph import KernelGraph, NodeRecord, Plan, build_graph, input_order
 from dan.dialect.replay import order_peaks, replay
 from dan.dialect.target import CONTEST, Core
@@ -235,6 +236,42 @@ def test_one_pipe_window_is_tight_where_load_and_path_are_not() -> None:
     gb = graph_bounds(g, CONTEST)
     assert (gb.pipe_load, gb.critical_path, gb.makespan) == (10, 15, 20)
     assert min(replay(g, Plan(o), CONTEST).makespan for o in orders(g)) == 20
+
+
+@st.composite
+def op_dags(draw: st.DrawFn) -> KernelGraph:
+    """4-7 operations on three pipes, no buffers, random forward edges."""
+    m = draw(st.integers(4, 7))
+    steps = [("OP", draw(st.sampled_from(("MTE2", "CUBE", "VECTOR"))), draw(st.integers(0, 9)), ()) for _ in range(m)]
+    edges = [(j, i) for i in range(m) for j in range(i) if draw(st.booleans())]
+    return kernel(steps, edges, {})
+
+
+@settings(max_examples=60, deadline=None)
+@given(op_dags())
+def test_loaded_heads_and_tails_bound_every_order(graph: KernelGraph) -> None:
+    order = input_order(graph)
+    head, tail = heads_and_tails(order, graph.preds, graph.cycles)
+    raised = loaded_heads(order, graph.preds, graph.cycles, graph.pipes, head)
+    raised_tail = loaded_heads(order[::-1], graph.succs, graph.cycles, graph.pipes, tail)
+    assert all(r >= h for r, h in zip(raised, head)) and all(r >= t for r, t in zip(raised_tail, tail))
+    gb = graph_bounds(graph, CONTEST)
+    for o in orders(graph):
+        m = replay(graph, Plan(o), CONTEST)
+        assert all(m.start[v] >= raised[v] and m.makespan - m.finish[v] >= raised_tail[v] for v in range(graph.n))
+        assert gb.makespan <= m.makespan
+
+
+def test_loaded_heads_see_the_loads_before_the_busiest_pipe() -> None:
+    # Two 10-cycle loads on MTE2 feed one CUBE op, which feeds three 10-cycle VECTOR ops.
+    # The longest path into each VECTOR op is 11, so Jackson's bound on VECTOR with
+    # plain heads is 11 + 30 = 41. Both loads run one after the other before it: 21 + 30.
+    g = kernel([("COPY_IN", "MTE2", 10, ()), ("COPY_IN", "MTE2", 10, ()), ("MM", "CUBE", 1, ()),
+                ("V", "VECTOR", 10, ()), ("V", "VECTOR", 10, ()), ("V", "VECTOR", 10, ())],
+               [(0, 2), (1, 2), (2, 3), (2, 4), (2, 5)], {})
+    gb = graph_bounds(g, CONTEST)
+    assert (gb.pipe_load, gb.critical_path, gb.makespan) == (30, 21, 51)
+    assert min(replay(g, Plan(o), CONTEST).makespan for o in orders(g)) == 51
 
 
 def test_forced_live_counts_a_buffer_across_a_node_that_does_not_touch_it() -> None:
