@@ -41,6 +41,7 @@
 // PIPES:      conflict-free: yes
 // PIPES-NEXT: pipe busy:     MTE1 5 (25.0%), MTE2 5 (25.0%), MTE3 0 (0.0%), FIXP 0 (0.0%), CUBE 10 (50.0%), VECTOR 10 (50.0%) (busy cycles, share of the makespan)
 // PIPES-NEXT: busiest idle:  CUBE idle 10 of 20 cycles (busy 10, 50.0%)
+// PIPES-NEXT: idle causes:   CUBE 5 before its first node, 5 after its last; between nodes waiting on none
 
 // BAD: dan-export: error: --flows goes with --format chrome-trace
 

@@ -123,9 +123,12 @@ def test_replay_prints_and_emits_per_pipe_usage(tmp_path, capsys: pytest.Capture
     target_file = tmp_path / "tight.json"
     target_file.write_text(json.dumps(TIGHT.to_json()))
     lines = run().splitlines()
-    assert lines[-2] == ("  pipe busy:     MTE1 0 (0.0%), MTE2 550 (49.1%), MTE3 550 (49.1%), FIXP 0 (0.0%), "
+    assert lines[-3] == ("  pipe busy:     MTE1 0 (0.0%), MTE2 550 (49.1%), MTE3 550 (49.1%), FIXP 0 (0.0%), "
                          "CUBE 0 (0.0%), VECTOR 20 (1.8%) (busy cycles, share of the makespan)")
-    assert lines[-1] == "  busiest idle:  MTE2 idle 570 of 1120 cycles (busy 550, 49.1%)"
-    assert lines[-3] == "  conflict-free: yes"  # the earlier lines stay as they were
+    assert lines[-2] == "  busiest idle:  MTE2 idle 570 of 1120 cycles (busy 550, 49.1%)"
+    assert lines[-1].startswith("  idle causes:   MTE2 ")
+    assert lines[-4] == "  conflict-free: yes"  # the earlier lines stay as they were
     got = json.loads(run("--json"))
     assert got["busiest_pipe"]["idle"] == 570 and got["pipes"]["MTE3"]["busy"] == 550 and got["makespan"] == 1120
+    waits = got["busiest_pipe"]["waits"]
+    assert waits["before"] + waits["after"] + sum(waits["causes"].values()) == 570

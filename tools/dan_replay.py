@@ -16,6 +16,7 @@ from dan.dialect.bounds import (
     GraphBounds, PlanBounds, best_bounds, bounds_summary, graph_bounds, metric_ratios, plan_bounds, ratio,
 )
 from dan.dialect.pipe_usage import PipeUsage, pipe_usage
+from dan.dialect.pipe_waits import Waits, pipe_waits
 from dan.dialect.replay import Metrics, replay
 from dan.dialect.target import Core, load_target
 from dan.lowering.frontends import is_graph_input, load_arrays, view_module
@@ -77,6 +78,18 @@ def usage_lines(usage: PipeUsage) -> list[str]:
     ]
 
 
+def waits_lines(waits: Waits, shown: int = 4) -> list[str]:
+    """The busiest pipe's idle cycles by cause (`dan.dialect.pipe_waits`): before its first
+    node, between nodes (the `shown` largest causes, the rest summed), after its last."""
+    parts = [f"{cause} {cycles}" for cause, cycles in waits.causes[:shown]]
+    rest = sum(cycles for _, cycles in waits.causes[shown:])
+    if rest:
+        parts.append(f"{len(waits.causes) - shown} more causes {rest}")
+    between = ", ".join(parts) if parts else "none"
+    return [f"  idle causes:   {waits.pipe} {waits.before} before its first node, {waits.after} after its last; "
+            f"between nodes waiting on {between}"]
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="dan-replay", description=__doc__)
     ap.add_argument("input", help="dan IR (.mlir, '-' for stdin) or a graph (.json/.csv)")
@@ -107,19 +120,22 @@ def main(argv: list[str] | None = None) -> None:
             graph, plan, tgt = k.graph, k.plan, k.target
             if args.plan:
                 plan = read_plan(graph, args.plan)
-            m = replay(graph, plan, tgt)
+            m = replay(graph, plan, tgt, edges=True)
             ok &= m.valid
             gb, pb = graph_bounds(graph, tgt), plan_bounds(graph, plan, tgt, m)
             layout = plan.offsets is not None
             usage = pipe_usage(graph, plan, tgt, m) if m.valid else None
+            waits = pipe_waits(graph, plan, tgt, m, usage.busiest) if usage is not None else None
             if args.json:
                 extra = bounds_summary(gb, pb, m, tgt, layout)
-                if usage is not None:
+                if usage is not None and waits is not None:
                     extra.update(usage.summary())
+                    extra["busiest_pipe"]["waits"] = waits.summary()
                 out.append(json.dumps({"kernel": graph.name, "target": tgt.name, **m.summary(), **extra}, sort_keys=True))
             else:
                 out.extend(report_lines(graph.name, m, gb, pb, layout, tgt))
                 out.extend(usage_lines(usage) if usage is not None else [])
+                out.extend(waits_lines(waits) if waits is not None else [])
         write_stdout("\n".join(out) + "\n")
         return 0 if ok else 2
 
