@@ -32,7 +32,7 @@ def test_no_overlap_only_where_the_alive_set_is_maximal() -> None:
 
     # starts 0, 1, 2, 5: item 0 ends at 2 (after start 1), so start 0 is covered by 1
     problem = Problem((0, 1, 2, 5), (2, 4, 6, 7), (1, 1, 1, 1), 2)
-    assert _clique_times(problem) == [1, 2, 5]
+    assert _clique_times(list(problem.starts), list(problem.ends)) == [1, 2, 5]
 
 
 def test_sizes_with_a_common_unit_keep_the_unit() -> None:

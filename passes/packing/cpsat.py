@@ -55,17 +55,7 @@ def _cpsat(problem: Problem, limit: int, hint: list[int]) -> Packing:
         return Packing([-1] * n, exhausted=True, solver="cpsat")
     model = cp_model.CpModel()
     y = [model.NewIntVar(0, cap - s, f"y{i}") for i, s in enumerate(problem.sizes)]
-    boxes = [model.NewFixedSizeIntervalVar(y[i], problem.sizes[i], f"b{i}") for i in range(n)]
-    for t in _clique_times(problem):
-        alive = [i for i in range(n) if problem.starts[i] <= t < problem.ends[i] and problem.sizes[i]]
-        if len(alive) > 1:
-            model.AddNoOverlap([boxes[i] for i in alive])
-    twins: dict[tuple[int, int, int], int] = {}
-    for i in range(n):
-        key = (problem.starts[i], problem.ends[i], problem.sizes[i])
-        if key in twins:
-            model.Add(y[twins[key]] < y[i])
-        twins[key] = i
+    add_no_overlaps(model, problem, list(range(n)), y)
     for i, off in enumerate(hint or []):
         if off >= 0:
             model.AddHint(y[i], off)
@@ -85,11 +75,30 @@ def _cpsat(problem: Problem, limit: int, hint: list[int]) -> Packing:
     return Packing([-1] * n, nodes=conflicts, solver="cpsat")
 
 
-def _clique_times(problem: Problem) -> list[int]:
+def add_no_overlaps(model, problem: Problem, items: list[int], y, since: int = 0, fixed: frozenset[int] = frozenset()) -> None:  # noqa: ANN001 (CP-SAT's types)
+    """To `model`, over `items` with offset variables `y[i]`: one NoOverlap per start time
+    from `since` on (module docstring), and the offsets of interchangeable items not in
+    `fixed` (same lifetime and size) in increasing order."""
+    boxes = {i: model.NewFixedSizeIntervalVar(y[i], problem.sizes[i], f"b{i}") for i in items}
+    for t in _clique_times([problem.starts[i] for i in items], [problem.ends[i] for i in items]):
+        alive = [i for i in items if problem.starts[i] <= t < problem.ends[i] and problem.sizes[i]]
+        if t >= since and len(alive) > 1:
+            model.AddNoOverlap([boxes[i] for i in alive])
+    twins: dict[tuple[int, int, int], int] = {}
+    for i in items:
+        if i in fixed:
+            continue
+        key = (problem.starts[i], problem.ends[i], problem.sizes[i])
+        if key in twins:
+            model.Add(y[twins[key]] < y[i])
+        twins[key] = i
+
+
+def _clique_times(starts: list[int], lives: list[int]) -> list[int]:
     """The start times whose alive items are not all alive at the next start time: some
     lifetime ends after it, no later than the next start (and the last start)."""
-    times = sorted(set(problem.starts))
-    ends = sorted(problem.ends)
+    times = sorted(set(starts))
+    ends = sorted(lives)
     kept = []
     for t, after in zip(times, times[1:] + [None]):
         k = bisect_right(ends, t)

@@ -9,7 +9,9 @@ Per tier: spills are chosen where live bytes exceed the capacity
 (`dan.passes.packing.spill_choice`), every placement's lifetime is read off the
 plan order (`dan.passes.packing.lifetimes`), and the lifetimes are packed group by
 group (groups no lifetime crosses): the greedy orders first, then an exact solver for
-a group they leave unplaced (the time sweep for a tight group, else the search, then CP-SAT when OR-Tools is installed). Where a group stays unpacked, the tier's capacity for the
+a group they leave unplaced (with OR-Tools, CP-SAT window by window where full steps
+cut the group, `dan.passes.packing.rolling`; then the time sweep for a tight group,
+else the search, then CP-SAT on the whole group when OR-Tools is installed). Where a group stays unpacked, the tier's capacity for the
 spill choice drops, over the positions of each lifetime the best greedy order left
 unplaced, to the live bytes there minus its size, and the tier's spills are chosen
 again (at most `ROUNDS` times). Sizes and the capacity are counted in units
@@ -20,7 +22,7 @@ counts nodes. Nothing here imports xDSL.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -32,6 +34,7 @@ from dan.passes.packing.exact import exact
 from dan.passes.packing.heuristic import best_greedy
 from dan.passes.packing.lifetimes import Emitted, emit, touches
 from dan.passes.packing.problem import Packing, Problem, components, max_live
+from dan.passes.packing.rolling import cuts, full_steps, rolling
 from dan.passes.packing.spill_choice import choose_spills, live_bytes
 from dan.passes.packing.sweep import is_tight, sweep
 
@@ -39,7 +42,8 @@ ROUNDS = 6
 """Spill choices tried per tier before giving up on the offline layout (the exact
 solvers run in the first only; later rounds pack greedily)."""
 SEARCH_ITEMS = 400
-"""Groups of more lifetimes than this are left to the greedy orders and extra spills."""
+"""Groups of more lifetimes than this skip the whole-group solvers (the rolling search
+works on windows and takes any group)."""
 
 Solver = Callable[[Problem, int], Packing]
 """An exact solver: a problem and a node (or deterministic work) limit."""
@@ -117,12 +121,9 @@ def _pack_tier(emitted: Emitted, bufs: list[int], units: list[int], capacity: in
     for group in components(problem):
         sub = problem.subproblem(group)
         packing = best_greedy(sub)
-        if not packing.proven and search and len(sub) <= SEARCH_ITEMS:
-            found = (sweep if is_tight(sub) else solver)(sub, limit)
+        if not packing.proven and search:
+            found = _search(sub, limit, solver, packing.offsets)
             report.search_nodes += found.nodes
-            if not found.proven and not found.exhausted and cpsat_available():
-                found = cpsat(sub, limit, packing.offsets)
-                report.search_nodes += found.nodes
             packing = found if found.proven else packing
         if not packing.proven:
             unplaced += [(sub.starts[i], sub.ends[i], sub.sizes[i]) for i, o in enumerate(packing.offsets) if o < 0]
@@ -131,6 +132,27 @@ def _pack_tier(emitted: Emitted, bufs: list[int], units: list[int], capacity: in
         for i, off in zip(group, packing.offsets):
             placed[keys[i]] = off
     return placed, report, unplaced
+
+
+def _search(sub: Problem, limit: int, solver: Solver, hint: list[int]) -> Packing:
+    """The exact solvers on a group the greedy orders leave unplaced: with OR-Tools, the
+    rolling CP-SAT search first when full steps cut the group into windows; then, for
+    groups of at most `SEARCH_ITEMS` lifetimes, `sweep` when every step is full (else
+    `solver`), then CP-SAT on the whole group. `nodes` sums the work of every solver run."""
+    spent = 0
+    if cpsat_available() and len(cuts(full_steps(sub), max(sub.ends, default=0))) > 2:
+        found = rolling(sub, limit)
+        if found.proven or found.exhausted:
+            return found
+        spent = found.nodes
+    if len(sub) > SEARCH_ITEMS:
+        return Packing([-1] * len(sub), nodes=spent)
+    found = (sweep if is_tight(sub) else solver)(sub, limit)
+    spent += found.nodes
+    if not found.proven and not found.exhausted and cpsat_available():
+        found = cpsat(sub, limit, hint)
+        spent += found.nodes
+    return replace(found, nodes=spent)
 
 
 def _positions(emitted: Emitted, order: list[int], start: int, end: int) -> tuple[int, int]:

@@ -1,0 +1,153 @@
+"""CP-SAT over time windows cut at full steps, with backtracking: tight groups at scale.
+
+At a *full* step (the live sizes sum to the capacity) the items alive then tile
+`[0, capacity)` exactly. Once their offsets (the step's *column*) are fixed, the items
+that end before the step and those that start after it never meet each other, so the
+column is the only thing the two sides share. The search packs the group window by
+window, left to right:
+- cuts are the first step and full steps at least `STRIDE` apart (the last full step
+  within `STRIDE` of the previous cut, else the next one);
+- stage k packs, with CP-SAT (`dan.passes.packing.cpsat`'s model: one NoOverlap per
+  start time), every item alive somewhere from cut k to the first full step at least
+  `HORIZON` steps later (or the end), the items committed before held at their
+  offsets; then it commits the items that start by cut k+1 (all at the last stage).
+  The model lists its items largest first (then by lifetime), so the search does not
+  depend on the order the items come in (which on tilings changed the conflicts
+  needed up to fourfold);
+- a stage that fails (CP-SAT proves it infeasible, or its conflict limit runs out)
+  records a nogood, "not all of these fixed offsets together", and the search goes
+  back to the latest stage that committed one of them. A stage's conflict limit
+  starts at `STAGE_CONFLICTS` and grows by half with each failure there.
+The look-ahead beyond the next cut is what keeps a committed column extendable, and
+the nogoods keep a refuted one from coming back. Each stage's model is the items of a
+window only, so the work grows with the group's length, not its square.
+
+A group with no full step is one window: CP-SAT on the whole group. The result is a
+complete packing (`proven`), or none; `exhausted` only when the first stage is proven
+infeasible with nothing fixed and no nogood recorded (every nogood after a limit ran
+out may cut off packings). Deterministic: one worker, the seed is the stage count,
+limits in conflicts, never in seconds. Needs OR-Tools (the `exact` extra).
+"""
+
+from __future__ import annotations
+
+from dan.passes.packing.cpsat import CONFLICTS_PER_NODE, add_no_overlaps
+from dan.passes.packing.problem import Packing, Problem, in_common_unit, max_live
+
+HORIZON = 16
+"""Steps a stage looks past its cut (to the next full step at least this far)."""
+STRIDE = 8
+"""Most steps between cuts when a full step lies that close."""
+STAGE_CONFLICTS = 2000
+"""A stage's first conflict limit; each failure at a stage raises its limit by half."""
+
+
+def rolling(problem: Problem, limit: int, hint: list[int] | None = None) -> Packing:
+    """A complete packing found window by window (module docstring), within
+    `CONFLICTS_PER_NODE * limit` conflicts in all; `hint` is unused (the windows hint
+    each other)."""
+    return in_common_unit(problem, lambda p, g: _rolling(p, CONFLICTS_PER_NODE * limit))
+
+
+def full_steps(problem: Problem) -> list[int]:
+    """The steps at which the live sizes sum exactly to the capacity."""
+    end = max(problem.ends, default=0)
+    delta = [0] * (end + 1)
+    for s, e, w in zip(problem.starts, problem.ends, problem.sizes):
+        delta[s] += w
+        delta[e] -= w
+    full, live = [], 0
+    for t in range(end):
+        live += delta[t]
+        if live == problem.capacity:
+            full.append(t)
+    return full
+
+
+def cuts(full: list[int], end: int) -> list[int]:
+    """Step 0, then full steps: the last within `STRIDE` of the previous cut, else the
+    next one; then `end`."""
+    out = [0]
+    while True:
+        later = [f for f in full if f > out[-1]]
+        if not later:
+            break
+        near = [f for f in later if f <= out[-1] + STRIDE]
+        out.append(near[-1] if near else later[0])
+    return out + [end]
+
+
+def _rolling(problem: Problem, budget: int) -> Packing:
+    from ortools.sat.python import cp_model
+
+    n, cap = len(problem), problem.capacity
+    starts, ends, sizes = problem.starts, problem.ends, problem.sizes
+    if any(s > cap for s in sizes) or max_live(problem) > cap:
+        return Packing([-1] * n, exhausted=True, solver="rolling")
+    end = max(ends, default=0)
+    full = full_steps(problem)
+    cut = cuts(full, end)
+    offsets = [-1] * n
+    committed: list[list[int]] = []  # per stage passed, the items it committed
+    nogoods: list[tuple[tuple[int, int], ...]] = []
+    failures: dict[int, int] = {}
+    last: dict[int, int] = {}  # latest offsets a stage found, the next stage's hint
+    conflicts, stages, backs, backtracked = 0, 0, 0, False
+    k = 0
+    while k < len(cut) - 1:
+        if conflicts >= budget:
+            return Packing([-1] * n, nodes=conflicts, solver="rolling", notes={"stages": stages, "backtracks": backs})
+        horizon = next((f for f in full if f >= cut[k] + HORIZON), end)
+        window = sorted((i for i in range(n) if ends[i] > cut[k] and starts[i] <= max(horizon, cut[k + 1]) and sizes[i]),
+                        key=lambda i: (-sizes[i], starts[i], ends[i], i))
+        model = cp_model.CpModel()
+        y = {i: model.NewIntVar(*((offsets[i], offsets[i]) if offsets[i] >= 0 else (0, cap - sizes[i])), f"y{i}")
+             for i in window}
+        add_no_overlaps(model, problem, window, y, since=cut[k], fixed=frozenset(i for i in window if offsets[i] >= 0))
+        inside = set(window)
+        for good in nogoods:
+            if all(i in inside for i, _ in good):
+                model.AddBoolOr([_differs(model, y[i], o) for i, o in good])
+        if not backtracked:
+            for i in window:
+                if offsets[i] < 0 and i in last:
+                    model.AddHint(y[i], last[i])
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.random_seed = stages
+        solver.parameters.max_number_of_conflicts = max(1, min(
+            int(STAGE_CONFLICTS * 1.5 ** failures.get(k, 0)), budget - conflicts))
+        status = solver.Solve(model)
+        stages += 1
+        conflicts += int(solver.NumConflicts())
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            last.update((i, solver.Value(y[i])) for i in window)
+            final = k + 2 == len(cut)
+            mine = [i for i in window if offsets[i] < 0 and (final or starts[i] <= cut[k + 1])]
+            for i in mine:
+                offsets[i] = last[i]
+            committed[k:] = [mine]
+            k, backtracked = k + 1, False
+            continue
+        fixed = [i for i in window if offsets[i] >= 0]
+        if not fixed:
+            exhausted = status == cp_model.INFEASIBLE and not nogoods
+            notes = {"stages": stages, "backtracks": backs}
+            return Packing([-1] * n, nodes=conflicts, exhausted=exhausted, solver="rolling", notes=notes)
+        failures[k] = failures.get(k, 0) + 1
+        nogoods.append(tuple((i, offsets[i]) for i in fixed))
+        culprits = set(fixed)
+        back = max(j for j in range(k) if culprits.intersection(committed[j]))
+        for j in range(back, k):
+            for i in committed[j]:
+                offsets[i] = -1
+        del committed[back:]
+        k, backtracked, backs = back, True, backs + 1
+    return Packing(offsets, proven=True, nodes=conflicts, solver="rolling", notes={"stages": stages, "backtracks": backs})
+
+
+def _differs(model, var, value: int):  # noqa: ANN001, ANN202 (CP-SAT's own types)
+    """A literal that holds only when `var != value`."""
+    lit = model.NewBoolVar("")
+    model.Add(var != value).OnlyEnforceIf(lit)
+    return lit

@@ -1,0 +1,50 @@
+"""CP-SAT window by window (`dan.passes.packing.rolling`): tight groups of hundreds of
+lifetimes packed exactly, going back where a committed column fails, deterministically."""
+
+from __future__ import annotations
+
+import pytest
+
+from dan.passes.packing.heuristic import greedy
+from dan.passes.packing.instances import tiling
+from dan.passes.packing.problem import Problem, violations
+from dan.passes.packing.rolling import STRIDE, cuts, full_steps
+
+pytest.importorskip("ortools")
+
+from dan.passes.packing.rolling import rolling  # noqa: E402
+
+
+def test_cuts_are_full_steps_at_most_a_stride_apart_where_they_can_be() -> None:
+    # capacity 2: steps 0, 1 and 3 are full, step 2 is not
+    problem = Problem((0, 0, 3, 1), (2, 4, 4, 2), (1, 1, 1, 0), 2)
+    assert full_steps(problem) == [0, 1, 3]
+    full = [0, 3, 5, 20, 21, 40]
+    assert cuts(full, 50) == [0, 5, 20, 21, 40, 50] and STRIDE >= 5
+    assert cuts([], 9) == [0, 9]
+
+
+def test_a_three_hundred_buffer_tiling_with_a_refuted_column() -> None:
+    problem = tiling(0, 300, drop=0.2).problem
+    assert len(problem) >= 300 and greedy(problem, "size").unplaced >= 10
+    found = rolling(problem, 2_000)
+    assert found.proven and violations(problem, found.offsets) == []
+    assert found.notes["backtracks"] >= 1  # a committed column was refuted and replaced
+    assert rolling(problem, 2_000) == found  # deterministic
+
+
+def test_a_perfect_tiling_is_packed() -> None:
+    problem = tiling(1, 100).problem  # every step full
+    found = rolling(problem, 2_000)
+    assert found.proven and violations(problem, found.offsets) == []
+
+
+def test_impossible_groups_are_never_reported_packed() -> None:
+    problem = Problem((0, 0, 0), (2, 2, 2), (2, 2, 2), 5)  # 6 bytes live at once in 5
+    assert rolling(problem, 100).exhausted
+    # full at steps 0 and 2; the item alive at both must sit at 0 (step 0) and at 1 (step 2)
+    problem = Problem((0, 0, 1, 2, 2), (1, 3, 2, 3, 3), (1, 1, 1, 1, 0), 2)
+    tight = Problem((0, 0, 2), (1, 3, 3), (1, 1, 1), 2)
+    for p in (problem, tight):
+        found = rolling(p, 100)
+        assert not found.proven or violations(p, found.offsets) == []
