@@ -6,7 +6,7 @@ import pytest
 
 from dan.passes.packing.heuristic import greedy
 from dan.passes.packing.instances import tiling
-from dan.passes.packing.problem import Problem, violations
+from dan.passes.packing.problem import Problem, clique_times, violations
 
 pytest.importorskip("ortools")
 
@@ -28,11 +28,9 @@ def test_an_impossible_group_is_never_reported_packed() -> None:
 
 
 def test_no_overlap_only_where_the_alive_set_is_maximal() -> None:
-    from dan.passes.packing.cpsat import _clique_times
-
     # starts 0, 1, 2, 5: item 0 ends at 2 (after start 1), so start 0 is covered by 1
     problem = Problem((0, 1, 2, 5), (2, 4, 6, 7), (1, 1, 1, 1), 2)
-    assert _clique_times(list(problem.starts), list(problem.ends)) == [1, 2, 5]
+    assert clique_times(list(problem.starts), list(problem.ends)) == [1, 2, 5]
 
 
 def test_sizes_with_a_common_unit_keep_the_unit() -> None:

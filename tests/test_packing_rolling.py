@@ -4,10 +4,12 @@ lifetimes packed exactly, going back where a committed column fails, determinist
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dan.passes.packing.heuristic import greedy
 from dan.passes.packing.instances import tiling
-from dan.passes.packing.problem import Problem, violations
+from dan.passes.packing.problem import Problem, max_live, on_clique_times, violations
 from dan.passes.packing.rolling import STRIDE, cuts, full_steps
 
 pytest.importorskip("ortools")
@@ -24,13 +26,28 @@ def test_cuts_are_full_steps_at_most_a_stride_apart_where_they_can_be() -> None:
     assert cuts([], 9) == [0, 9]
 
 
-def test_a_three_hundred_buffer_tiling_with_a_refuted_column() -> None:
-    problem = tiling(0, 300, drop=0.2).problem
-    assert len(problem) >= 300 and greedy(problem, "size").unplaced >= 10
-    found = rolling(problem, 2_000)
+def test_a_two_hundred_buffer_tiling_with_a_refuted_column() -> None:
+    problem = tiling(0, 200, drop=0.2).problem
+    assert len(problem) >= 200 and greedy(problem, "size").unplaced >= 10
+    found = rolling(problem, 3_000)
     assert found.proven and violations(problem, found.offsets) == []
     assert found.notes["backtracks"] >= 1  # a committed column was refuted and replaced
-    assert rolling(problem, 2_000) == found  # deterministic
+    assert rolling(problem, 3_000) == found  # deterministic
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 5)), min_size=1, max_size=9))
+def test_clique_times_keep_every_conflict_on_a_shorter_axis(spans: list[tuple[int, int]]) -> None:
+    # as in a kernel's order: events at many positions, zero-length lifetimes allowed
+    problem = Problem(tuple(s for s, _ in spans), tuple(s + d for s, d in spans), (1,) * len(spans), len(spans))
+    short = on_clique_times(problem)
+
+    def meet(p: Problem, i: int, j: int) -> bool:
+        return p.starts[i] < p.ends[j] and p.starts[j] < p.ends[i]
+
+    pairs = [(i, j) for i in range(len(spans)) for j in range(len(spans))]
+    assert [meet(short, i, j) for i, j in pairs] == [meet(problem, i, j) for i, j in pairs]
+    assert max_live(short) == max_live(problem) and max(short.ends) <= max(problem.ends)
 
 
 def test_a_perfect_tiling_is_packed() -> None:

@@ -16,9 +16,8 @@ about half the conflicts on 100-buffer tilings.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 
-from dan.passes.packing.problem import Packing, Problem, in_common_unit
+from dan.passes.packing.problem import Packing, Problem, clique_times, in_common_unit
 
 CONFLICTS_PER_NODE = 4
 """CP-SAT may spend this many conflicts per search node of the packing limit."""
@@ -80,7 +79,7 @@ def add_no_overlaps(model, problem: Problem, items: list[int], y, since: int = 0
     from `since` on (module docstring), and the offsets of interchangeable items not in
     `fixed` (same lifetime and size) in increasing order."""
     boxes = {i: model.NewFixedSizeIntervalVar(y[i], problem.sizes[i], f"b{i}") for i in items}
-    for t in _clique_times([problem.starts[i] for i in items], [problem.ends[i] for i in items]):
+    for t in clique_times([problem.starts[i] for i in items], [problem.ends[i] for i in items]):
         alive = [i for i in items if problem.starts[i] <= t < problem.ends[i] and problem.sizes[i]]
         if t >= since and len(alive) > 1:
             model.AddNoOverlap([boxes[i] for i in alive])
@@ -92,16 +91,3 @@ def add_no_overlaps(model, problem: Problem, items: list[int], y, since: int = 0
         if key in twins:
             model.Add(y[twins[key]] < y[i])
         twins[key] = i
-
-
-def _clique_times(starts: list[int], lives: list[int]) -> list[int]:
-    """The start times whose alive items are not all alive at the next start time: some
-    lifetime ends after it, no later than the next start (and the last start)."""
-    times = sorted(set(starts))
-    ends = sorted(lives)
-    kept = []
-    for t, after in zip(times, times[1:] + [None]):
-        k = bisect_right(ends, t)
-        if after is None or (k < len(ends) and ends[k] <= after):
-            kept.append(t)
-    return kept

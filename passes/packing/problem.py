@@ -10,6 +10,7 @@ overlap in address while they conflict. Nothing here imports xDSL.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from math import gcd
@@ -68,6 +69,30 @@ def in_common_unit(problem: Problem, solve: Callable[[Problem, int], Packing]) -
     packing = solve(scaled, g)
     packing.offsets = [o * g if o >= 0 else o for o in packing.offsets]
     return packing
+
+
+def clique_times(starts: list[int], lives: list[int]) -> list[int]:
+    """The start times whose alive items are not all alive at the next start time: some
+    lifetime ends after it, no later than the next start (and the last start)."""
+    times = sorted(set(starts))
+    ends = sorted(lives)
+    kept = []
+    for t, after in zip(times, times[1:] + [None]):
+        k = bisect_right(ends, t)
+        if after is None or (k < len(ends) and ends[k] <= after):
+            kept.append(t)
+    return kept
+
+
+def on_clique_times(problem: Problem) -> Problem:
+    """The same items and conflicts on a shorter time axis: time k is the k-th maximal
+    clique time (`clique_times`). Every lifetime holds one (the last start before its
+    end), and two lifetimes of an interval graph meet exactly when they hold a common
+    one, so the conflicts stay the same; a time at which the live sizes are largest is
+    one of them, and a whole step of many starts and ends becomes a single time."""
+    times = clique_times(list(problem.starts), list(problem.ends))
+    return Problem(tuple(bisect_left(times, s) for s in problem.starts),
+                   tuple(bisect_left(times, e) for e in problem.ends), problem.sizes, problem.capacity)
 
 
 def max_live(problem: Problem) -> int:

@@ -9,15 +9,17 @@ window, left to right:
   within `STRIDE` of the previous cut, else the next one);
 - stage k packs, with CP-SAT (`dan.passes.packing.cpsat`'s model: one NoOverlap per
   start time), every item alive somewhere from cut k to the first full step at least
-  `HORIZON` steps later (or the end), the items committed before held at their
-  offsets; then it commits the items that start by cut k+1 (all at the last stage).
+  `HORIZON` steps later (or the end; pulled back to an earlier full step when the
+  window would hold more than `MAX_WINDOW` items), the items committed before held at
+  their offsets; then it commits the items that start by cut k+1 (all at the last stage).
   The model lists its items largest first (then by lifetime), so the search does not
   depend on the order the items come in (which on tilings changed the conflicts
   needed up to fourfold);
 - a stage that fails (CP-SAT proves it infeasible, or its conflict limit runs out)
-  records a nogood, "not all of these fixed offsets together", and the search goes
-  back to the latest stage that committed one of them. A stage's conflict limit
-  starts at `STAGE_CONFLICTS` and grows by half with each failure there.
+  with offsets fixed records a nogood, "not all of these fixed offsets together", and
+  the search goes back to the latest stage that committed one of them; with none fixed,
+  a limit that ran out is tried again. A stage's conflict limit starts at
+  `STAGE_CONFLICTS` and grows by half with each failure there.
 The look-ahead beyond the next cut is what keeps a committed column extendable, and
 the nogoods keep a refuted one from coming back. Each stage's model is the items of a
 window only, so the work grows with the group's length, not its square.
@@ -31,22 +33,27 @@ limits in conflicts, never in seconds. Needs OR-Tools (the `exact` extra).
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from dan.passes.packing.cpsat import CONFLICTS_PER_NODE, add_no_overlaps
-from dan.passes.packing.problem import Packing, Problem, in_common_unit, max_live
+from dan.passes.packing.problem import Packing, Problem, in_common_unit, max_live, on_clique_times
 
 HORIZON = 16
 """Steps a stage looks past its cut (to the next full step at least this far)."""
 STRIDE = 8
 """Most steps between cuts when a full step lies that close."""
-STAGE_CONFLICTS = 2000
+STAGE_CONFLICTS = 4000
 """A stage's first conflict limit; each failure at a stage raises its limit by half."""
+MAX_WINDOW = 250
+"""A stage's look-ahead stops at an earlier full step (not before the next cut) when
+the window would hold more items than this."""
 
 
 def rolling(problem: Problem, limit: int, hint: list[int] | None = None) -> Packing:
     """A complete packing found window by window (module docstring), within
     `CONFLICTS_PER_NODE * limit` conflicts in all; `hint` is unused (the windows hint
     each other)."""
-    return in_common_unit(problem, lambda p, g: _rolling(p, CONFLICTS_PER_NODE * limit))
+    return in_common_unit(on_clique_times(problem), lambda p, g: _rolling(p, CONFLICTS_PER_NODE * limit))
 
 
 def full_steps(problem: Problem) -> list[int]:
@@ -97,8 +104,7 @@ def _rolling(problem: Problem, budget: int) -> Packing:
     while k < len(cut) - 1:
         if conflicts >= budget:
             return Packing([-1] * n, nodes=conflicts, solver="rolling", notes={"stages": stages, "backtracks": backs})
-        horizon = next((f for f in full if f >= cut[k] + HORIZON), end)
-        window = sorted((i for i in range(n) if ends[i] > cut[k] and starts[i] <= max(horizon, cut[k + 1]) and sizes[i]),
+        window = sorted(_window(problem, full, cut[k], cut[k + 1], end),
                         key=lambda i: (-sizes[i], starts[i], ends[i], i))
         model = cp_model.CpModel()
         y = {i: model.NewIntVar(*((offsets[i], offsets[i]) if offsets[i] >= 0 else (0, cap - sizes[i])), f"y{i}")
@@ -130,11 +136,12 @@ def _rolling(problem: Problem, budget: int) -> Packing:
             k, backtracked = k + 1, False
             continue
         fixed = [i for i in window if offsets[i] >= 0]
-        if not fixed:
-            exhausted = status == cp_model.INFEASIBLE and not nogoods
-            notes = {"stages": stages, "backtracks": backs}
-            return Packing([-1] * n, nodes=conflicts, exhausted=exhausted, solver="rolling", notes=notes)
         failures[k] = failures.get(k, 0) + 1
+        if not fixed and status != cp_model.INFEASIBLE:
+            continue  # nothing to go back on: the same stage again, with a larger limit
+        if not fixed:
+            notes = {"stages": stages, "backtracks": backs}
+            return Packing([-1] * n, nodes=conflicts, exhausted=not nogoods, solver="rolling", notes=notes)
         nogoods.append(tuple((i, offsets[i]) for i in fixed))
         culprits = set(fixed)
         back = max(j for j in range(k) if culprits.intersection(committed[j]))
@@ -144,6 +151,21 @@ def _rolling(problem: Problem, budget: int) -> Packing:
         del committed[back:]
         k, backtracked, backs = back, True, backs + 1
     return Packing(offsets, proven=True, nodes=conflicts, solver="rolling", notes={"stages": stages, "backtracks": backs})
+
+
+def _window(problem: Problem, full: list[int], cut: int, next_cut: int, end: int) -> list[int]:
+    """The items of the stage at `cut`: alive somewhere from `cut` to its horizon, the
+    first full step at least `HORIZON` steps on (or `end`), pulled back to the latest
+    full step from `next_cut` on whose window holds at most `MAX_WINDOW` items (or the
+    first such step, when none does)."""
+    horizon = max(next((f for f in full if f >= cut + HORIZON), end), next_cut)
+    alive = [i for i in range(len(problem)) if problem.ends[i] > cut and problem.sizes[i]]
+    starts = sorted(problem.starts[i] for i in alive)
+    steps = [f for f in full if next_cut <= f < horizon]
+    fitting = [f for f in steps if bisect_right(starts, f) <= MAX_WINDOW]
+    if bisect_right(starts, horizon) > MAX_WINDOW and steps:
+        horizon = fitting[-1] if fitting else steps[0]
+    return [i for i in alive if problem.starts[i] <= horizon]
 
 
 def _differs(model, var, value: int):  # noqa: ANN001, ANN202 (CP-SAT's own types)
