@@ -9,11 +9,17 @@ from dan.dialect.graph import Plan
 from dan.dialect.replay import replay
 from dan.dialect.target import CONTEST
 from dan.lowering.generate import random_kernel, tiled_matmul
+from dan.lowering.graph_files import read_graph
 from dan.passes.dan.dlr_layout import dlr
 from dan.passes.dan.dlr_options import DlrOptions
+from dan.passes.packing.heuristic import greedy
 from dan.passes.packing.instances import one_tier_core, tiling, tiling_kernel
 from dan.passes.packing.offline import offline_layout
 from dan.passes.pipeline.options import OptionError
+from dan.passes.search.best_portfolio import LOADS
+from dan.passes.search.prefetch_order import prefetch
+from dan.passes.search.reuse_order import ReuseOptions, reuse_order
+from tests.shared_data import workload
 
 OFFLINE = DlrOptions(packing="offline")
 
@@ -45,6 +51,28 @@ def test_a_hundred_buffers_full_at_every_eighth_step_are_packed_without_a_spill(
     found = offline_layout(graph, order, core)
     assert found is not None and found[0].spills == [] and _traffic(graph, found[0], core) == 0
     assert len(dlr(graph, order, core).spills) > 0
+
+
+def test_four_hundred_buffers_full_at_every_eighth_step_are_packed_without_a_spill() -> None:
+    pytest.importorskip("ortools")
+    instance = tiling(2, 400, drop=0.2)
+    core = one_tier_core(instance.problem.capacity)
+    graph = tiling_kernel(instance, "tiling_400", core)
+    order = list(range(graph.n))
+    found = offline_layout(graph, order, core)
+    assert found is not None and found[0].spills == [] and replay(graph, found[0], core).valid
+    assert greedy(instance.problem, "size").unplaced >= 10 and len(dlr(graph, order, core).spills) > 0
+
+
+def test_offline_layout_moves_less_than_the_best_known_on_flash_attention() -> None:
+    """dan-best's traffic winner there: the reuse order, prefetched, laid out offline
+    (10 spills where the online scan and the eviction plan need 14, 3,584 bytes)."""
+    pytest.importorskip("ortools")
+    graph = read_graph(workload("FlashAttention_Case0"))
+    order = prefetch(graph, reuse_order(graph, CONTEST, ReuseOptions()), CONTEST, LOADS)
+    online = replay(graph, dlr(graph, order, CONTEST), CONTEST)
+    offline = replay(graph, dlr(graph, order, CONTEST, DlrOptions(packing="offline")), CONTEST)
+    assert offline.valid and offline.extra_traffic <= 2_560 < 3_584 <= online.extra_traffic
 
 
 def test_tiling_kernel_has_the_instance_lifetimes() -> None:

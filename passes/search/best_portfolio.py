@@ -110,7 +110,9 @@ _BASE = DlrOptions()
 
 
 def layouts(objective: str) -> list[LayoutSpec]:
-    """The layouts tried for `objective`, strongest first (the first is `tune`'s)."""
+    """The layouts tried for `objective`, strongest first (the first is `tune`'s); the
+    byte objectives end with the offline layout (`dlr{packing=offline}`), which spills
+    only where live bytes exceed a tier and wins where the online scan fragments."""
     dlrs = [
         _BASE,
         replace(_BASE, policy="lru"),
@@ -132,7 +134,8 @@ def layouts(objective: str) -> list[LayoutSpec]:
     planned = LayoutSpec(replace(_BASE, policy="planned"), units=PLANNED_UNITS)
     if objective == "makespan":  # the eviction plan saves bytes first, cycles only at times
         return chosen + [planned]
-    return chosen[:1] + [planned, LayoutSpec(replace(_BASE, l_cyc=0.0, stall=0.0))] + chosen[1:]
+    offline = LayoutSpec(replace(_BASE, packing="offline"), units=OFFLINE_UNITS)
+    return chosen[:1] + [planned, LayoutSpec(replace(_BASE, l_cyc=0.0, stall=0.0))] + chosen[1:] + [offline]
 
 
 STREAM_UNITS = 1
@@ -153,6 +156,10 @@ def streams() -> list[LayoutSpec]:
     return [LayoutSpec(_BASE, cpe=None, units=STREAM_UNITS, stream=stream) for stream in (timed, replace(timed, price=0.5))]
 
 
+OFFLINE_UNITS = 2 * LAYOUT_UNITS
+"""`dlr{packing=offline}` lays the order out online and offline, keeping the better:
+about two layouts' work (more where a group needs the exact search, bounded by its
+node limit)."""
 PLANNED_UNITS = 4 * LAYOUT_UNITS
 """`dlr{policy=planned}` solves an eviction plan first (CP-SAT when installed): about
 four layouts' work."""
