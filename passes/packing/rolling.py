@@ -96,7 +96,7 @@ def _rolling(problem: Problem, budget: int) -> Packing:
     cut = cuts(full, end)
     offsets = [-1] * n
     committed: list[list[int]] = []  # per stage passed, the items it committed
-    nogoods: list[tuple[tuple[int, int], ...]] = []
+    nogoods: list[list[tuple[list[int], frozenset[int]]]] = []
     failures: dict[int, int] = {}
     last: dict[int, int] = {}  # latest offsets a stage found, the next stage's hint
     conflicts, stages, backs, backtracked = 0, 0, 0, False
@@ -112,8 +112,8 @@ def _rolling(problem: Problem, budget: int) -> Packing:
         add_no_overlaps(model, problem, window, y, since=cut[k], fixed=frozenset(i for i in window if offsets[i] >= 0))
         inside = set(window)
         for good in nogoods:
-            if all(i in inside for i, _ in good):
-                model.AddBoolOr([_differs(model, y[i], o) for i, o in good])
+            if all(i in inside for items, _ in good for i in items):
+                _forbid(model, y, offsets, good)
         if not backtracked:
             for i in window:
                 if offsets[i] < 0 and i in last:
@@ -142,7 +142,7 @@ def _rolling(problem: Problem, budget: int) -> Packing:
         if not fixed:
             notes = {"stages": stages, "backtracks": backs}
             return Packing([-1] * n, nodes=conflicts, exhausted=not nogoods, solver="rolling", notes=notes)
-        nogoods.append(tuple((i, offsets[i]) for i in fixed))
+        nogoods.append(_column(problem, fixed, offsets))
         culprits = set(fixed)
         back = max(j for j in range(k) if culprits.intersection(committed[j]))
         for j in range(back, k):
@@ -168,8 +168,28 @@ def _window(problem: Problem, full: list[int], cut: int, next_cut: int, end: int
     return [i for i in alive if problem.starts[i] <= horizon]
 
 
-def _differs(model, var, value: int):  # noqa: ANN001, ANN202 (CP-SAT's own types)
-    """A literal that holds only when `var != value`."""
-    lit = model.NewBoolVar("")
-    model.Add(var != value).OnlyEnforceIf(lit)
-    return lit
+def _column(problem: Problem, fixed: list[int], offsets: list[int]) -> list[tuple[list[int], frozenset[int]]]:
+    """A refuted column as a nogood that also covers its rearrangements: the fixed items
+    all started by the cut, so what comes after sees only their sizes, ends and offsets,
+    and items of one size and end may trade places. Per such class, its items and the
+    offsets they held."""
+    classes: dict[tuple[int, int], list[int]] = {}
+    for i in fixed:
+        classes.setdefault((problem.sizes[i], problem.ends[i]), []).append(i)
+    return [(items, frozenset(offsets[i] for i in items)) for items in classes.values()]
+
+
+def _forbid(model, y, offsets: list[int], good: list[tuple[list[int], frozenset[int]]]) -> None:  # noqa: ANN001
+    """To `model`: not every item of the nogood `good` at one of its class's offsets."""
+    lits = []
+    for items, held in good:
+        for i in items:
+            if offsets[i] >= 0:
+                if offsets[i] not in held:
+                    return  # already differs
+                continue
+            lit = model.NewBoolVar("")
+            for o in sorted(held):
+                model.Add(y[i] != o).OnlyEnforceIf(lit)
+            lits.append(lit)
+    model.AddBoolOr(lits)
