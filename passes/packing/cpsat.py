@@ -16,7 +16,6 @@ about half the conflicts on 100-buffer tilings.
 
 from __future__ import annotations
 
-
 from dan.passes.packing.problem import Packing, Problem, clique_times, in_common_unit
 
 CONFLICTS_PER_NODE = 4

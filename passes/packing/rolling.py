@@ -16,7 +16,8 @@ window, left to right:
   depend on the order the items come in (which on tilings changed the conflicts
   needed up to fourfold);
 - a stage that fails (CP-SAT proves it infeasible, or its conflict limit runs out)
-  with offsets fixed records a nogood, "not all of these fixed offsets together", and
+  with offsets fixed records a nogood, "not these fixed offsets, nor a swap between items
+  of one size and end" (`_column`), and
   the search goes back to the latest stage that committed one of them; with none fixed,
   a limit that ran out is tried again. A stage's conflict limit starts at
   `STAGE_CONFLICTS` and grows by half with each failure there.
