@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from dan.passes.packing.heuristic import greedy
 from dan.passes.packing.instances import tiling
 from dan.passes.packing.problem import Problem, max_live, on_clique_times, violations
-from dan.passes.packing.rolling import STRIDE, cuts, full_steps
+from dan.passes.packing.rolling import STAGE_CONFLICTS, STRIDE, cuts, full_steps
 
 pytest.importorskip("ortools")
 
@@ -26,10 +26,10 @@ def test_cuts_are_full_steps_at_most_a_stride_apart_where_they_can_be() -> None:
     assert cuts([], 9) == [0, 9]
 
 
-def test_a_three_hundred_buffer_tiling_with_a_refuted_column() -> None:
-    problem = tiling(2, 300, drop=0.2).problem
-    assert len(problem) >= 300 and greedy(problem, "size").unplaced >= 10
-    found = rolling(problem, 3_000)
+def test_a_four_hundred_buffer_tiling_with_a_refuted_column() -> None:
+    problem = tiling(2, 400, drop=0.2).problem
+    assert len(problem) >= 400 and greedy(problem, "size").unplaced >= 10
+    found = rolling(problem, 4_500)
     assert found.proven and violations(problem, found.offsets) == []
     assert found.notes["backtracks"] >= 1  # a committed column was refuted and replaced
 
@@ -38,6 +38,13 @@ def test_the_search_is_deterministic() -> None:
     problem = tiling(0, 100, drop=0.2).problem
     found = rolling(problem, 3_000)
     assert found.proven and rolling(problem, 3_000) == found
+
+
+def test_each_search_gets_its_share_of_the_budget() -> None:
+    problem = tiling(0, 200, drop=0.2).problem
+    found = rolling(problem, 300)  # 1,200 conflicts: too few for any of the searches
+    assert not found.proven and found.notes["restarts"] == len(STAGE_CONFLICTS) - 1
+    assert found.nodes <= 4 * 300 + 50  # a run stops at its limit, give or take a restart
 
 
 @settings(max_examples=80, deadline=None)

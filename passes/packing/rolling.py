@@ -20,7 +20,7 @@ window, left to right:
   of one size and end" (`_column`), and
   the search goes back to the latest stage that committed one of them; with none fixed,
   a limit that ran out is tried again. A stage's conflict limit starts at
-  `STAGE_CONFLICTS` and grows by half with each failure there.
+  the search's `STAGE_CONFLICTS` and grows by half with each failure there.
 The look-ahead beyond the next cut is what keeps a committed column extendable, and
 the nogoods keep a refuted one from coming back. Each stage's model is the items of a
 window only, so the work grows with the group's length, not its square.
@@ -28,13 +28,17 @@ window only, so the work grows with the group's length, not its square.
 A group with no full step is one window: CP-SAT on the whole group. The result is a
 complete packing (`proven`), or none; `exhausted` only when the first stage is proven
 infeasible with nothing fixed and no nogood recorded (every nogood after a limit ran
-out may cut off packings). Deterministic: one worker, the seed is the stage count,
-limits in conflicts, never in seconds. Needs OR-Tools (the `exact` extra).
+out may cut off packings). The budget is split between searches from scratch in
+turn, each with its own first stage limit (`STAGE_CONFLICTS`): how many conflicts a
+search needs hangs on its early columns and varies severalfold between them.
+Deterministic: one worker, the seed is the stage count, limits in conflicts, never in
+seconds. Needs OR-Tools (the `exact` extra).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from dataclasses import replace
 
 from dan.passes.packing.cpsat import CONFLICTS_PER_NODE, add_no_overlaps
 from dan.passes.packing.problem import Packing, Problem, in_common_unit, max_live, on_clique_times
@@ -43,8 +47,11 @@ HORIZON = 16
 """Steps a stage looks past its cut (to the next full step at least this far)."""
 STRIDE = 8
 """Most steps between cuts when a full step lies that close."""
-STAGE_CONFLICTS = 4000
-"""A stage's first conflict limit; each failure at a stage raises its limit by half."""
+STAGE_CONFLICTS = (3000, 4000, 5000)
+"""A stage's first conflict limit in each search in turn (each failure at a stage
+raises its limit by half). The budget is split evenly between these searches from
+scratch, one after the other: which columns a search commits first hangs on its limits,
+and an unlucky start then costs one share, not all."""
 MAX_WINDOW = 250
 """A stage's look-ahead stops at an earlier full step (not before the next cut) when
 the window would hold more items than this."""
@@ -54,7 +61,22 @@ def rolling(problem: Problem, limit: int, hint: list[int] | None = None) -> Pack
     """A complete packing found window by window (module docstring), within
     `CONFLICTS_PER_NODE * limit` conflicts in all; `hint` is unused (the windows hint
     each other)."""
-    return in_common_unit(on_clique_times(problem), lambda p, g: _rolling(p, CONFLICTS_PER_NODE * limit))
+    return in_common_unit(on_clique_times(problem), lambda p, g: _restarts(p, CONFLICTS_PER_NODE * limit))
+
+
+def _restarts(problem: Problem, budget: int) -> Packing:
+    """`_rolling` with each of `STAGE_CONFLICTS` in turn, on its share of `budget`, until
+    one finds a packing or proves that none exists."""
+    spent, stages, backs = 0, 0, 0
+    last = len(STAGE_CONFLICTS) - 1
+    for attempt, first in enumerate(STAGE_CONFLICTS):
+        found = _rolling(problem, budget - spent if attempt == last else budget // len(STAGE_CONFLICTS), first)
+        spent += found.nodes
+        stages += found.notes.get("stages", 0)
+        backs += found.notes.get("backtracks", 0)
+        if found.proven or found.exhausted:
+            break
+    return replace(found, nodes=spent, notes={"stages": stages, "backtracks": backs, "restarts": attempt})
 
 
 def full_steps(problem: Problem) -> list[int]:
@@ -85,7 +107,7 @@ def cuts(full: list[int], end: int) -> list[int]:
     return out + [end]
 
 
-def _rolling(problem: Problem, budget: int) -> Packing:
+def _rolling(problem: Problem, budget: int, first: int) -> Packing:
     from ortools.sat.python import cp_model
 
     n, cap = len(problem), problem.capacity
@@ -123,7 +145,7 @@ def _rolling(problem: Problem, budget: int) -> Packing:
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = stages
         solver.parameters.max_number_of_conflicts = max(1, min(
-            int(STAGE_CONFLICTS * 1.5 ** failures.get(k, 0)), budget - conflicts))
+            int(first * 1.5 ** failures.get(k, 0)), budget - conflicts))
         status = solver.Solve(model)
         stages += 1
         conflicts += int(solver.NumConflicts())
