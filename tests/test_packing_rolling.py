@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from dan.passes.packing.heuristic import greedy
 from dan.passes.packing.instances import tiling
 from dan.passes.packing.problem import Problem, max_live, on_clique_times, violations
-from dan.passes.packing.rolling import STAGE_CONFLICTS, STRIDE, cuts, full_steps
+from dan.passes.packing.rolling import SEARCHES, STRIDE, cuts, full_steps
 
 pytest.importorskip("ortools")
 
@@ -43,7 +43,7 @@ def test_the_search_is_deterministic() -> None:
 def test_each_search_gets_its_share_of_the_budget() -> None:
     problem = tiling(0, 200, drop=0.2).problem
     found = rolling(problem, 300)  # 1,200 conflicts: too few for any of the searches
-    assert not found.proven and found.notes["restarts"] == len(STAGE_CONFLICTS) - 1
+    assert not found.proven and found.notes["restarts"] == len(SEARCHES) - 1
     assert found.nodes <= 4 * 300 + 50  # a run stops at its limit, give or take a restart
 
 

@@ -20,7 +20,8 @@ window, left to right:
   of one size and end" (`_column`), and
   the search goes back to the latest stage that committed one of them; with none fixed,
   a limit that ran out is tried again. A stage's conflict limit starts at
-  the search's `STAGE_CONFLICTS` and grows by half with each failure there.
+  the search's `first` and grows by half with each failure there; with `retry`, a
+  stage that runs out with a column fixed is tried once more before going back.
 The look-ahead beyond the next cut is what keeps a committed column extendable, and
 the nogoods keep a refuted one from coming back. Each stage's model is the items of a
 window only, so the work grows with the group's length, not its square.
@@ -29,8 +30,8 @@ A group with no full step is one window: CP-SAT on the whole group. The result i
 complete packing (`proven`), or none; `exhausted` only when the first stage is proven
 infeasible with nothing fixed and no nogood recorded (every nogood after a limit ran
 out may cut off packings). The budget is split between searches from scratch in
-turn, each with its own first stage limit (`STAGE_CONFLICTS`): how many conflicts a
-search needs hangs on its early columns and varies severalfold between them.
+turn (`SEARCHES`): how many conflicts a search needs hangs on its early columns and
+varies severalfold between them.
 Deterministic: one worker, the seed is the stage count, limits in conflicts, never in
 seconds. Needs OR-Tools (the `exact` extra).
 """
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import replace
+from typing import NamedTuple
 
 from dan.passes.packing.cpsat import CONFLICTS_PER_NODE, add_no_overlaps
 from dan.passes.packing.problem import Packing, Problem, in_common_unit, max_live, on_clique_times
@@ -47,14 +49,25 @@ HORIZON = 16
 """Steps a stage looks past its cut (to the next full step at least this far)."""
 STRIDE = 8
 """Most steps between cuts when a full step lies that close."""
-STAGE_CONFLICTS = (3000, 4000, 5000)
-"""A stage's first conflict limit in each search in turn (each failure at a stage
-raises its limit by half). The budget is split evenly between these searches from
-scratch, one after the other: which columns a search commits first hangs on its limits,
-and an unlucky start then costs one share, not all."""
 MAX_WINDOW = 250
 """A stage's look-ahead stops at an earlier full step (not before the next cut) when
 the window would hold more items than this."""
+
+
+class Search(NamedTuple):
+    """How one search from scratch runs."""
+
+    first: int
+    """A stage's first conflict limit (each failure at a stage raises it by half)."""
+    retry: bool
+    """A stage that runs out of conflicts with a column fixed is tried once more before
+    the search goes back on that column."""
+
+
+SEARCHES = (Search(3000, retry=False), Search(3000, retry=True), Search(4000, retry=False))
+"""The searches from scratch, one after the other, each on an even share of the budget:
+which columns a search commits hangs on these, and an unlucky start costs one share,
+not all. Going back at once and retrying first each fail where the other succeeds."""
 
 
 def rolling(problem: Problem, limit: int, hint: list[int] | None = None) -> Packing:
@@ -65,12 +78,12 @@ def rolling(problem: Problem, limit: int, hint: list[int] | None = None) -> Pack
 
 
 def _restarts(problem: Problem, budget: int) -> Packing:
-    """`_rolling` with each of `STAGE_CONFLICTS` in turn, on its share of `budget`, until
-    one finds a packing or proves that none exists."""
+    """`_rolling` with each of `SEARCHES` in turn, on its share of `budget`, until one
+    finds a packing or proves that none exists."""
     spent, stages, backs = 0, 0, 0
-    last = len(STAGE_CONFLICTS) - 1
-    for attempt, first in enumerate(STAGE_CONFLICTS):
-        found = _rolling(problem, budget - spent if attempt == last else budget // len(STAGE_CONFLICTS), first)
+    last = len(SEARCHES) - 1
+    for attempt, search in enumerate(SEARCHES):
+        found = _rolling(problem, budget - spent if attempt == last else budget // len(SEARCHES), search)
         spent += found.nodes
         stages += found.notes.get("stages", 0)
         backs += found.notes.get("backtracks", 0)
@@ -107,7 +120,7 @@ def cuts(full: list[int], end: int) -> list[int]:
     return out + [end]
 
 
-def _rolling(problem: Problem, budget: int, first: int) -> Packing:
+def _rolling(problem: Problem, budget: int, search: Search) -> Packing:
     from ortools.sat.python import cp_model
 
     n, cap = len(problem), problem.capacity
@@ -122,7 +135,7 @@ def _rolling(problem: Problem, budget: int, first: int) -> Packing:
     nogoods: list[list[tuple[list[int], frozenset[int]]]] = []
     failures: dict[int, int] = {}
     last: dict[int, int] = {}  # latest offsets a stage found, the next stage's hint
-    conflicts, stages, backs, backtracked = 0, 0, 0, False
+    conflicts, stages, backs, backtracked, retried = 0, 0, 0, False, False
     k = 0
     while k < len(cut) - 1:
         if conflicts >= budget:
@@ -145,7 +158,7 @@ def _rolling(problem: Problem, budget: int, first: int) -> Packing:
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = stages
         solver.parameters.max_number_of_conflicts = max(1, min(
-            int(first * 1.5 ** failures.get(k, 0)), budget - conflicts))
+            int(search.first * 1.5 ** failures.get(k, 0)), budget - conflicts))
         status = solver.Solve(model)
         stages += 1
         conflicts += int(solver.NumConflicts())
@@ -156,12 +169,15 @@ def _rolling(problem: Problem, budget: int, first: int) -> Packing:
             for i in mine:
                 offsets[i] = last[i]
             committed[k:] = [mine]
-            k, backtracked = k + 1, False
+            k, backtracked, retried = k + 1, False, False
             continue
         fixed = [i for i in window if offsets[i] >= 0]
         failures[k] = failures.get(k, 0) + 1
         if not fixed and status != cp_model.INFEASIBLE:
             continue  # nothing to go back on: the same stage again, with a larger limit
+        if search.retry and status != cp_model.INFEASIBLE and not retried:
+            retried = True
+            continue  # the same stage once more, with a larger limit
         if not fixed:
             notes = {"stages": stages, "backtracks": backs}
             return Packing([-1] * n, nodes=conflicts, exhausted=not nogoods, solver="rolling", notes=notes)
@@ -172,7 +188,7 @@ def _rolling(problem: Problem, budget: int, first: int) -> Packing:
             for i in committed[j]:
                 offsets[i] = -1
         del committed[back:]
-        k, backtracked, backs = back, True, backs + 1
+        k, backtracked, backs, retried = back, True, backs + 1, False
     return Packing(offsets, proven=True, nodes=conflicts, solver="rolling", notes={"stages": stages, "backtracks": backs})
 
 
