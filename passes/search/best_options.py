@@ -40,11 +40,16 @@ class BestOptions:
     """Budget in node-evaluations: a candidate order costs one unit per graph node, a
     layout (DLR, CPE and replay) `LAYOUT_UNITS` units per node. The portfolio is cut to
     fit, so the search effort, and the plan, depend on the graph's size only."""
+    exact: int = 0
+    """Makespan objective: deterministic seconds (CP-SAT's unit, several wall-clock
+    seconds each on two cores) for rescheduling the winner as one CP-SAT model, reloads
+    included (`dan.passes.search.exact_schedule`; needs the `exact` extra). 0: off."""
 
     def __post_init__(self) -> None:
         check_choice("dan-best", "objective", self.objective, OBJECTIVES)
         check_at_least("dan-best", "jobs", self.jobs, 0)
         check_at_least("dan-best", "work", self.work, 1)
+        check_at_least("dan-best", "exact", self.exact, 0)
 
 
 LAYOUT_UNITS = 3

@@ -15,7 +15,9 @@ a `Runner` spreads over worker processes:
    layout, layout by layout, while the budget lasts;
 4. for the makespan objective, the winner polished by local search
    (`dan.passes.search.order_polish`, one replay per unit of the `POLISH_SHARE` of the
-   budget set aside for it), kept when it ranks better.
+   budget set aside for it), kept when it ranks better;
+5. for the makespan objective with `exact` set, the winner rescheduled in time by
+   CP-SAT (`dan.passes.search.exact_schedule`), kept when it ranks better.
 
 A candidate is identified by (order index, layout index) in the portfolio lists and
 ranked by (the objective's metrics, that index); the smallest valid one wins. The
@@ -38,9 +40,11 @@ from dan.passes.dan.cpe_reorder import cpe
 from dan.passes.dan.dlr_layout import dlr
 from dan.passes.dan.mpas_options import MpasOptions
 from dan.passes.dan.mpas_search import mpas
+from dan.passes.packing.cpsat import available
 from dan.passes.search.best_options import LAYOUT_UNITS, OBJECTIVES, BestError, BestOptions
 from dan.passes.search.best_pool import Runner, context
 from dan.passes.search.best_portfolio import STREAM_ORDERS, LayoutSpec, OrderSpec, layouts, orders, streams
+from dan.passes.search.exact_schedule import exact_schedule
 from dan.passes.search.order_polish import polish
 from dan.passes.search.pair_order import interleave_pairs
 from dan.passes.search.prefetch_order import prefetch
@@ -104,8 +108,24 @@ def best(graph: KernelGraph, target: Core, options: BestOptions = BestOptions())
         polished = polish(graph, plan, target, polish_units)
         polished_metrics = replay(graph, polished, target)
         if polished_metrics.valid and rank(polished_metrics, options.objective) < top:
-            plan, metrics = polished, polished_metrics
+            plan, metrics, top = polished, polished_metrics, rank(polished_metrics, options.objective)
+    if options.exact and options.objective == "makespan":
+        plan, metrics = _exact(graph, plan, metrics, target, options.exact, top)
     return Best(plan, metrics, order_specs[o], (layout_specs + stream_specs)[lay], len(made), len(ranked))
+
+
+def _exact(graph: KernelGraph, plan: Plan, metrics: Metrics, target: Core, effort: int, top: Rank) -> tuple[Plan, Metrics]:
+    """Stage 5: `plan` rescheduled by CP-SAT when that ranks better (OR-Tools missing:
+    a `BestError` naming the extra)."""
+    if not available():
+        raise BestError("dan-best: exact needs OR-Tools (pip install 'dan-scheduler[exact]')")
+    exact = exact_schedule(graph, plan, target, effort)
+    if exact is None:
+        return plan, metrics
+    exact_metrics = replay(graph, exact, target)
+    if exact_metrics.valid and rank(exact_metrics, "makespan") < top:
+        return exact, exact_metrics
+    return plan, metrics
 
 
 def _within(units: int, tasks: list[tuple[int, int]], layout_specs: list[LayoutSpec]) -> list[tuple[int, int]]:
