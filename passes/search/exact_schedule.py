@@ -129,8 +129,9 @@ class _Model:
         self.tiers.setdefault(self.graph.buf_tier[b], []).append((iv, self.graph.buf_size[b]))
 
     def _spillable(self, b: int, uses: list[int], hinted: list[tuple[int, int, int]], pos: dict[int, int]) -> None:
-        """Buffer `b` with up to `len(spilled)` spills, each in a gap between two of `uses`;
-        `hinted` lists the plan's spills of `b` as (order position, SPILL_OUT start, SPILL_IN start)."""
+        """Buffer `b` with up to `max(2, len(hinted))` spills (fewer than its `uses`), each in
+        a later gap between two consecutive `uses`; `hinted` lists the plan's spills of `b`
+        as (order position, SPILL_OUT start, SPILL_IN start)."""
         g, t, m = self.graph, self.target, self.cp
         a, f = g.buf_alloc[b], g.buf_free[b]
         n_in = t.spill_cycles(g.buf_size[b])
