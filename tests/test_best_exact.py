@@ -18,7 +18,7 @@ from dan.passes.dan.mpas_options import MpasOptions
 from dan.passes.dan.mpas_search import mpas
 from dan.passes.packing.cpsat import available
 from dan.passes.pipeline.options import OptionError
-from dan.passes.search.best_options import BestOptions
+from dan.passes.search.best_options import BestError, BestOptions
 from dan.passes.search.best_search import best
 
 pytestmark = pytest.mark.skipif(not available(), reason="needs the exact extra (OR-Tools)")
@@ -81,3 +81,16 @@ def test_dan_best_keeps_the_exact_schedule_only_when_faster() -> None:
     assert exact.metrics.makespan <= plain.metrics.makespan
     with pytest.raises(OptionError):
         BestOptions(exact=-1)
+
+
+def test_exact_without_or_tools_fails_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dan.passes.search.best_search as best_search
+
+    def no_portfolio(*_: object) -> None:
+        raise AssertionError("the portfolio ran before the missing extra was reported")
+
+    monkeypatch.setattr(best_search, "available", lambda: False)
+    monkeypatch.setattr(best_search, "orders", no_portfolio)
+    graph, _ = _kernel()
+    with pytest.raises(BestError, match="exact needs OR-Tools"):
+        best(graph, SMALL_UB, BestOptions(objective="makespan", jobs=1, exact=1))

@@ -76,7 +76,10 @@ class Best:
 
 def best(graph: KernelGraph, target: Core, options: BestOptions = BestOptions()) -> Best:
     """The best plan of the portfolio for `options.objective`; see the module docstring.
-    Raises BestError when no candidate gives a valid plan."""
+    Raises BestError when no candidate gives a valid plan, or when `exact` is set without
+    OR-Tools (before any work)."""
+    if options.exact and options.objective == "makespan" and not available():
+        raise BestError("dan-best: exact needs OR-Tools (pip install 'dan-scheduler[exact]')")
     units = max(1, options.work // max(1, graph.n))
     polish_units = units // POLISH_SHARE if options.objective == "makespan" else 0
     order_specs = orders(options.objective, target)[: max(1, units // (1 + LAYOUT_UNITS))]
@@ -114,11 +117,10 @@ def best(graph: KernelGraph, target: Core, options: BestOptions = BestOptions())
     return Best(plan, metrics, order_specs[o], (layout_specs + stream_specs)[lay], len(made), len(ranked))
 
 
-def _exact(graph: KernelGraph, plan: Plan, metrics: Metrics, target: Core, effort: int, top: Rank) -> tuple[Plan, Metrics]:
-    """Stage 5: `plan` rescheduled by CP-SAT when that ranks better (OR-Tools missing:
-    a `BestError` naming the extra)."""
-    if not available():
-        raise BestError("dan-best: exact needs OR-Tools (pip install 'dan-scheduler[exact]')")
+def _exact(
+    graph: KernelGraph, plan: Plan, metrics: Metrics, target: Core, effort: int, top: Rank
+) -> tuple[Plan, Metrics]:
+    """Stage 5: `plan` rescheduled by CP-SAT when that ranks better."""
     exact = exact_schedule(graph, plan, target, effort)
     if exact is None:
         return plan, metrics

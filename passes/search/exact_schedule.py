@@ -52,7 +52,7 @@ def exact_schedule(graph: KernelGraph, plan: Plan, target: Core, effort: float) 
     metrics = replay(graph, plan, target)
     if not metrics.valid:
         return None
-    model = _Model(graph, plan, target, metrics.start, metrics.finish, max(metrics.finish, default=0))
+    model = _Model(graph, plan, target, metrics.start, metrics.finish, metrics.makespan)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = WORKERS
     solver.parameters.interleave_search = True
@@ -67,7 +67,9 @@ def exact_schedule(graph: KernelGraph, plan: Plan, target: Core, effort: float) 
 class _Model:
     """The CP-SAT model of one plan (see the module docstring) and its way back to a plan."""
 
-    def __init__(self, graph: KernelGraph, plan: Plan, target: Core, start: list[int], finish: list[int], horizon: int) -> None:
+    def __init__(
+        self, graph: KernelGraph, plan: Plan, target: Core, start: list[int], finish: list[int], horizon: int
+    ) -> None:
         from ortools.sat.python import cp_model
 
         self.graph, self.target, self.horizon = graph, target, horizon
@@ -94,12 +96,13 @@ class _Model:
         for v in range(n):
             m.AddHint(self.s[v], self.hint_times[v])
         l0 = set(target.l0_tiers)
-        self.reloads: list[tuple[int, list[Any], list[Any], list[Any]]] = []
+        self.reloads: list[tuple[int, int, list[Any], list[Any], list[Any]]] = []
+        """Per spillable buffer: (buffer, SPILL_OUT cycles, on, out start, in start) per spill."""
         for b in range(len(graph.buf_size)):
             uses = sorted(graph.buf_uses[b], key=pos.__getitem__)
             if graph.buf_tier[b] in l0 or len(uses) < 2:
                 span = (self.hint_times[graph.buf_alloc[b]], self.hint_times[graph.buf_free[b]])
-                self._resident(b, self.s[graph.buf_alloc[b]], self.s[graph.buf_free[b]], None, True, span)
+                self._resident(b, self.s[graph.buf_alloc[b]], self.s[graph.buf_free[b]], None, span)
             else:
                 self._spillable(b, uses, [(pos[k], start[k], start[k + 1]) for k in spills.get(b, [])], pos)
         for p, intervals in self.pipes.items():
@@ -119,11 +122,12 @@ class _Model:
             m.NewOptionalIntervalVar(start, cycles, start + cycles, present, ""))
         self.pipes.setdefault(pipe, []).append(iv)
 
-    def _resident(self, b: int, lo: Any, hi: Any, present: Any, hinted: bool, hint: tuple[int, int] = (0, 0)) -> None:
-        """Buffer `b` resident in its tier over `[lo, hi)` (when `present`, if given)."""
+    def _resident(self, b: int, lo: Any, hi: Any, present: Any, hint: tuple[int, int] | None) -> None:
+        """Buffer `b` resident in its tier over `[lo, hi)` (when `present`, if given); `hint`
+        is the plan's span of it (None: absent from the plan)."""
         m = self.cp
         length = m.NewIntVar(0, self.horizon, "")
-        m.AddHint(length, max(0, hint[1] - hint[0]) if hinted else 0)
+        m.AddHint(length, max(0, hint[1] - hint[0]) if hint else 0)
         iv = m.NewIntervalVar(lo, length, hi, "") if present is None else (
             m.NewOptionalIntervalVar(lo, length, hi, present, ""))
         self.tiers.setdefault(self.graph.buf_tier[b], []).append((iv, self.graph.buf_size[b]))
@@ -155,18 +159,19 @@ class _Model:
             self._run(t.spill_in_pipe, back[r], n_in, on[r])
         h_lo, h_hi = self.hint_times[a], self.hint_times[f]
         k = len(hinted)
-        self._resident(b, self.s[a], self.s[f], on[0].Not(), k == 0, (h_lo, h_hi))
-        self._resident(b, self.s[a], out[0] + n_out, on[0], k > 0, (h_lo, h_out[0] + n_out))
+        self._resident(b, self.s[a], self.s[f], on[0].Not(), (h_lo, h_hi) if k == 0 else None)
+        self._resident(b, self.s[a], out[0] + n_out, on[0], (h_lo, h_out[0] + n_out) if k > 0 else None)
         for r in range(count):
             last = m.NewBoolVar("")
             if r + 1 < count:
                 m.AddBoolAnd([on[r], on[r + 1].Not()]).OnlyEnforceIf(last)
                 m.AddBoolOr([on[r].Not(), on[r + 1]]).OnlyEnforceIf(last.Not())
-                self._resident(b, back[r], out[r + 1] + n_out, on[r + 1], k > r + 1, (h_back[r], h_out[r + 1] + n_out))
+                span = (h_back[r], h_out[r + 1] + n_out) if k > r + 1 else None
+                self._resident(b, back[r], out[r + 1] + n_out, on[r + 1], span)
             else:
                 m.Add(last == on[r])
             m.AddHint(last, k == r + 1)
-            self._resident(b, back[r], self.s[f], last, k == r + 1, (h_back[r], h_hi))
+            self._resident(b, back[r], self.s[f], last, (h_back[r], h_hi) if k == r + 1 else None)
         gaps = []
         for r in range(count):
             choice = []
@@ -182,26 +187,29 @@ class _Model:
             gaps.append(sum(j * x for j, x in enumerate(choice)))
         for r in range(1, count):
             m.Add(gaps[r] >= gaps[r - 1] + 1).OnlyEnforceIf(on[r])
-        self.reloads.append((b, on, out, back))
+        self.reloads.append((b, n_out, on, out, back))
 
     def plan(self, solver: Any) -> Plan | None:
         """The solved schedule as a plan: order by start time, spills, packed layout."""
         g, n = self.graph, self.graph.n
         time = [solver.Value(x) for x in self.s]
-        spills: list[tuple[int, int, int, int]] = []  # (out start, buffer, out, in)
-        for b, on, out, back in self.reloads:
-            spills += [(solver.Value(out[r]), b, solver.Value(out[r]), solver.Value(back[r])) for r in range(len(on)) if solver.Value(on[r])]
+        spills: list[tuple[int, int, int, int]] = []  # (SPILL_OUT start, buffer, SPILL_IN start, SPILL_OUT cycles)
+        for b, n_out, on, out, back in self.reloads:
+            spills += [
+                (solver.Value(out[r]), b, solver.Value(back[r]), n_out) for r in range(len(on)) if solver.Value(on[r])
+            ]
         spills.sort()
         rank = {FREE: 0, ALLOC: 2}
         keys = [(time[v], rank.get(g.kinds[v], 3), v) for v in range(n)]
-        for k, (_, b, out, back) in enumerate(spills):
+        for k, (out, _, back, _) in enumerate(spills):
             keys += [(out, 1, n + 2 * k), (back, 3, n + 2 * k + 1)]
         order = [v for _, _, v in sorted(keys)]
-        pieces: dict[int, list[tuple[int, int, int, int]]] = {}  # tier -> (start, end, buffer, spill index or -1)
+        # tier -> residency pieces (start, end, buffer, index of the spill whose SPILL_IN
+        # placed it; -1: placed by the ALLOC)
+        pieces: dict[int, list[tuple[int, int, int, int]]] = {}
         last = {b: (time[g.buf_alloc[b]], -1) for b in range(len(g.buf_size))}
-        for k, (_, b, out, back) in enumerate(spills):
+        for k, (out, b, back, n_out) in enumerate(spills):
             lo, idx = last[b]
-            n_out = 0 if g.buf_clean[b] else self.target.spill_cycles(g.buf_size[b])
             pieces.setdefault(g.buf_tier[b], []).append((lo, out + n_out, b, idx))
             last[b] = (back, k)
         for b, (lo, idx) in last.items():
@@ -223,5 +231,4 @@ class _Model:
                     offsets[b] = off
                 else:
                     spill_offsets[idx] = off
-        # a piece's spill index names the SPILL_IN that placed it; the first piece is the ALLOC's
         return Plan(order, offsets, [(b, spill_offsets[k]) for k, (_, b, _, _) in enumerate(spills)])
