@@ -1,1 +1,2 @@
-"""Frontends (graph and plan files -> arrays -> IR) and backends (IR -> plan files)."""
+"""Conversions between levels and formats, by family: file I/O (`io`), kernel generators
+(`gen`), the lowering to synchronized streams (`sync`) and timeline exports (`export`)."""

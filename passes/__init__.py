@@ -1,1 +1,2 @@
-"""DAN passes: thin ModulePass wrappers and the pure algorithm cores they call."""
+"""Transformations of kernels, by family: the DAN stages (`dan`), the baselines, the search
+modes (`search`), offline packing, analyses, and what every pass shares (`pipeline`)."""

@@ -7,12 +7,12 @@ import random
 
 import pytest
 
-from dan.dialect.graph import ALLOC, OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
-from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, Core
-from dan.lowering.generate import random_kernel
-from dan.passes.dan.cpe_options import CpeOptions
-from dan.passes.dan.cpe_reorder import cpe, keeps_lifetimes, keeps_overlaps
+from dan.dialect.model.graph import ALLOC, OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
+from dan.dialect.model.replay import order_peaks, replay
+from dan.dialect.model.target import CONTEST, Core
+from dan.lowering.gen.synthetic import random_kernel
+from dan.passes.dan.cpe.options import CpeOptions
+from dan.passes.dan.cpe.reorder import cpe, keeps_lifetimes, keeps_overlaps
 from tests.shared_data import SHARED
 
 BIG = Core("big", (1 << 30,) * 5)
@@ -183,8 +183,8 @@ def random_plans(seed: int) -> list[tuple[KernelGraph, Plan]]:
 
 
 def golden(case: str) -> tuple[KernelGraph, Plan]:
-    from dan.lowering.graph_files import read_graph
-    from dan.lowering.plan_files import read_plan
+    from dan.lowering.io.graph_files import read_graph
+    from dan.lowering.io.plan_files import read_plan
 
     workload = SHARED / "workloads" / f"{case}.json"
     plan_dir = SHARED / "golden" / case
@@ -196,9 +196,9 @@ def golden(case: str) -> tuple[KernelGraph, Plan]:
 
 def pipeline(case: str) -> tuple[KernelGraph, Plan]:
     """The plan MPAS + DLR make for a public workload."""
-    from dan.lowering.graph_files import read_graph
-    from dan.passes.dan.dlr_layout import dlr
-    from dan.passes.dan.mpas_search import mpas
+    from dan.lowering.io.graph_files import read_graph
+    from dan.passes.dan.dlr.layout import dlr
+    from dan.passes.dan.mpas.search import mpas
 
     workload = SHARED / "workloads" / f"{case}.json"
     if not workload.exists():

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from dan.dialect.graph import KernelGraph
-from dan.lowering.gen_presets import FAMILIES, make_shape
-from dan.lowering.gen_random import RandomShape, random_dag
+from dan.dialect.model.graph import KernelGraph
+from dan.lowering.gen.presets import FAMILIES, make_shape
+from dan.lowering.gen.layered import RandomShape, random_dag
 
 
 @st.composite

@@ -7,10 +7,10 @@ import dataclasses
 
 import pytest
 
-from dan.dialect.graph import NodeRecord, Plan, build_graph, input_order
-from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST
-from dan.lowering.generate import random_kernel
+from dan.dialect.model.graph import NodeRecord, Plan, build_graph, input_order
+from dan.dialect.model.replay import order_peaks, replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.synthetic import random_kernel
 from dan.passes.analysis.liveness import LiveRange, format_liveness, live_ranges, tier_liveness
 from dan.passes.analysis.timeline import TimelineError, format_timeline, pipe_nodes
 from dan.passes.baselines.cosma_plan import cosma_plan

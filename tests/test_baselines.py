@@ -13,15 +13,15 @@ import subprocess
 import sys
 
 import pytest
-from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
-from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, Core
-from dan.lowering.generate import random_kernel
-from dan.lowering.graph_files import read_graph
+from dan.dialect.model.graph import ALLOC, FREE, OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
+from dan.dialect.model.replay import order_peaks, replay
+from dan.dialect.model.target import CONTEST, Core
+from dan.lowering.gen.synthetic import random_kernel
+from dan.lowering.io.graph_files import read_graph
 from dan.passes.baselines.baseline_orders import ORDER_BASELINES, original_order
 from dan.passes.baselines.cosma_plan import CosmaError, cosma_order, cosma_plan
 from dan.passes.baselines.eda_order import eda_order
-from dan.passes.baselines.hmcos_order import HmcosOptions, hmcos_order
+from dan.passes.baselines.hmcos.order import HmcosOptions, hmcos_order
 from dan.passes.baselines.magis_order import magis_order
 
 from tests.shared_data import CASES, workload
@@ -362,7 +362,7 @@ def test_baselines_are_deterministic_within_a_process() -> None:
 def test_baselines_do_not_depend_on_the_hash_seed() -> None:
     script = (
         "import json\n"
-        "from dan.lowering.generate import random_kernel\n"
+        "from dan.lowering.gen.synthetic import random_kernel\n"
         "from tests.test_baselines import _all_results\n"
         "print(json.dumps(_all_results(random_kernel(11, ops=150))))\n"
     )

@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.replay import replay
-from dan.lowering.batch import BatchError, BatchOptions, KernelTask, discover, plan_kernel
-from dan.lowering.batch_run import BatchInterrupted, chunks, run_batch
-from dan.lowering.executors import ExecutorError, LocalPool, Serial, make_executor
-from dan.lowering.frontends import load_kernels
-from dan.lowering.progress import Progress
+from dan.dialect.model.replay import replay
+from dan.tools.batch.kernel import BatchError, BatchOptions, KernelTask, discover, plan_kernel
+from dan.tools.batch.run import BatchInterrupted, chunks, run_batch
+from dan.passes.pipeline.executors import ExecutorError, LocalPool, Serial, make_executor
+from dan.lowering.io.frontends import load_kernels
+from dan.tools.progress import Progress
 from dan.tools.cli import USER_ERRORS, one_line
 from tests.test_cli import cli
 
@@ -30,12 +30,12 @@ TIMING = ("seconds", "pass_seconds")
 @pytest.fixture(scope="module")
 def kernels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Seven small kernels of every input kind, and one that does not parse."""
-    from dan.dialect.graph import Plan
-    from dan.lowering.backends import build_module, mlir_text
-    from dan.lowering.generate import random_kernel, tiled_matmul
-    from dan.lowering.graph_files import graph_to_json, write_graph_json
-    from dan.dialect.graph import KernelView
-    from dan.dialect.target import CONTEST
+    from dan.dialect.model.graph import Plan
+    from dan.lowering.io.backends import build_module, mlir_text
+    from dan.lowering.gen.synthetic import random_kernel, tiled_matmul
+    from dan.lowering.io.graph_files import graph_to_json, write_graph_json
+    from dan.dialect.model.graph import KernelView
+    from dan.dialect.model.target import CONTEST
 
     d = tmp_path_factory.mktemp("kernels")
     for seed in range(4):
@@ -115,9 +115,9 @@ def batch(*args: str) -> int:
 
 
 def test_bounds_are_asked_for_and_match_the_replay_s(kernels: Path, tmp_path: Path) -> None:
-    from dan.dialect.bounds import best_bounds, graph_bounds
-    from dan.dialect.target import CONTEST
-    from dan.lowering.graph_files import read_graph
+    from dan.dialect.model.bounds.report import best_bounds, graph_bounds
+    from dan.dialect.model.target import CONTEST
+    from dan.lowering.io.graph_files import read_graph
 
     task = KernelTask("mm222", str(kernels / "mm222.json"))
     plain = plan_kernel(task, options(tmp_path))
@@ -202,7 +202,7 @@ def test_shipped_inputs_plan_and_fail_as_read_in_place(kernels: Path, tmp_path: 
 
 def test_ray_gives_the_local_plans(kernels: Path, tmp_path: Path) -> None:
     pytest.importorskip("ray")
-    from dan.lowering.executors import RayPool
+    from dan.passes.pipeline.executors import RayPool
 
     tasks = [t for t in discover([str(kernels)]) if t.name != "notes"]
     local = run_batch(tasks, options(tmp_path / "local"), LocalPool(2), Progress("t", 8, quiet=True))

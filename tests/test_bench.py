@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from dan.dialect.target import CONTEST
-from dan.lowering.atomic import atomic_write_all
-from dan.lowering.graph_files import read_graph
+from dan.dialect.model.target import CONTEST
+from dan.lowering.io.atomic import atomic_write_all
+from dan.lowering.io.graph_files import read_graph
 from dan.tools.dan_bench import DAN, METHODS, METRICS, main, run_method
 from tests.shared_data import CASES, workload
 

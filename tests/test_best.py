@@ -6,19 +6,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, Core
-from dan.lowering.generate import random_kernel, tiled_matmul
-from dan.passes.dan.mpas_options import MpasOptions
-from dan.passes.dan.mpas_search import mpas_schedule
+from dan.dialect.model.replay import order_peaks, replay
+from dan.dialect.model.target import CONTEST, Core
+from dan.lowering.gen.synthetic import random_kernel, tiled_matmul
+from dan.passes.dan.mpas.options import MpasOptions
+from dan.passes.dan.mpas.search import mpas_schedule
 from dan.passes.pipeline.options import OptionError
-from dan.passes.search.best_options import OBJECTIVES, BestOptions
-from dan.passes.search.best_portfolio import STREAM_ORDERS, STREAM_UNITS, L0_DOUBLE, all_moves, layouts, orders, streams
-from dan.passes.search import best_search
-from dan.passes.search.best_search import best, rank
-from dan.passes.search.prefetch_order import prefetch
-from dan.passes.search.tune_options import TuneOptions
-from dan.passes.search.tuning import tune
+from dan.passes.search.best.options import OBJECTIVES, BestOptions
+from dan.passes.search.best.portfolio import STREAM_ORDERS, STREAM_UNITS, L0_DOUBLE, all_moves, layouts, orders, streams
+from dan.passes.search.best import search as best_search
+from dan.passes.search.best.search import best, rank
+from dan.passes.search.prefetch.order import prefetch
+from dan.passes.search.tune.options import TuneOptions
+from dan.passes.search.tune.tuning import tune
 
 SMALL = 8_000
 """A budget that covers the whole order list on the small graphs below, and a few layouts."""

@@ -1,4 +1,4 @@
-"""The exact schedule (`dan.passes.search.exact_schedule`): a plan rescheduled in time by
+"""The exact schedule (`dan.passes.search.best.exact_schedule`): a plan rescheduled in time by
 CP-SAT, reloads included, that replays valid and no longer than CP-SAT's schedule, and
 `dan-best{exact=N}`, which keeps it when it is faster."""
 
@@ -8,18 +8,18 @@ from dataclasses import replace
 
 import pytest
 
-from dan.dialect.graph import KernelGraph, Plan
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
-from dan.lowering.gen_flash_attention import FlashShape, flash_attention
-from dan.passes.dan.dlr_layout import dlr
-from dan.passes.dan.dlr_options import DlrOptions
-from dan.passes.dan.mpas_options import MpasOptions
-from dan.passes.dan.mpas_search import mpas
+from dan.dialect.model.graph import KernelGraph, Plan
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.flash_attention import FlashShape, flash_attention
+from dan.passes.dan.dlr.layout import dlr
+from dan.passes.dan.dlr.options import DlrOptions
+from dan.passes.dan.mpas.options import MpasOptions
+from dan.passes.dan.mpas.search import mpas
 from dan.passes.packing.cpsat import available
 from dan.passes.pipeline.options import OptionError
-from dan.passes.search.best_options import BestError, BestOptions
-from dan.passes.search.best_search import best
+from dan.passes.search.best.options import BestError, BestOptions
+from dan.passes.search.best.search import best
 
 pytestmark = pytest.mark.skipif(not available(), reason="needs the exact extra (OR-Tools)")
 
@@ -33,7 +33,7 @@ def _kernel() -> tuple[KernelGraph, Plan]:
 
 
 def test_the_exact_schedule_is_faster_and_valid_with_spills() -> None:
-    from dan.passes.search.exact_schedule import exact_schedule
+    from dan.passes.search.best.exact_schedule import exact_schedule
 
     graph, plan = _kernel()
     before = replay(graph, plan, SMALL_UB)
@@ -50,7 +50,7 @@ def test_the_exact_schedule_is_faster_and_valid_with_spills() -> None:
 def test_the_replay_takes_no_longer_than_the_solved_schedule() -> None:
     from ortools.sat.python import cp_model
 
-    from dan.passes.search.exact_schedule import _Model
+    from dan.passes.search.best.exact_schedule import _Model
 
     graph, plan = _kernel()
     metrics = replay(graph, plan, SMALL_UB)
@@ -67,7 +67,7 @@ def test_the_replay_takes_no_longer_than_the_solved_schedule() -> None:
 
 
 def test_no_effort_keeps_the_plan() -> None:
-    from dan.passes.search.exact_schedule import exact_schedule
+    from dan.passes.search.best.exact_schedule import exact_schedule
 
     graph, plan = _kernel()
     assert exact_schedule(graph, plan, SMALL_UB, 0.0) is None
@@ -84,7 +84,7 @@ def test_dan_best_keeps_the_exact_schedule_only_when_faster() -> None:
 
 
 def test_exact_without_or_tools_fails_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
-    import dan.passes.search.best_search as best_search
+    import dan.passes.search.best.search as best_search
 
     def no_portfolio(*_: object) -> None:
         raise AssertionError("the portfolio ran before the missing extra was reported")

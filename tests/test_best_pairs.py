@@ -1,4 +1,4 @@
-"""Paired groups (`dan.passes.search.pair_order`): the compute steps of two consecutive
+"""Paired groups (`dan.passes.search.reuse.pairs`): the compute steps of two consecutive
 groups alternate, the result is a topological order or None, and the paired reuse
 order leads `dan-best`'s makespan portfolio beside the plain ones."""
 
@@ -10,16 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import OP, KernelGraph, check_order, topological_order
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
-from dan.lowering.generate import random_kernel, tiled_matmul
+from dan.dialect.model.graph import OP, KernelGraph, check_order, topological_order
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.synthetic import random_kernel, tiled_matmul
 from dan.passes.pipeline.options import OptionError
-from dan.passes.search.best_portfolio import STREAM_ORDERS, orders
-from dan.passes.search.pair_order import PairOptions, interleave_pairs
-from dan.passes.search.reuse_groups import find_groups
-from dan.passes.search.reuse_order import expand, reuse_order
-from dan.passes.search.stream_layout import StreamOptions, stream_layout
+from dan.passes.search.best.portfolio import STREAM_ORDERS, orders
+from dan.passes.search.reuse.pairs import PairOptions, interleave_pairs
+from dan.passes.search.reuse.groups import find_groups
+from dan.passes.search.reuse.order import expand, reuse_order
+from dan.passes.search.stream.layout import StreamOptions, stream_layout
 
 SMALL_L1 = replace(CONTEST, capacity=(640, *CONTEST.capacity[1:]))
 """The contest core with an L1 of five 128-byte tiles."""

@@ -1,4 +1,4 @@
-"""Priced victims of the stream layout (`dan.passes.search.stream_price`): the rollout
+"""Priced victims of the stream layout (`dan.passes.search.stream.price`): the rollout
 against a plain next-use simulation, the cheapest-victim rule, a valid plan on a tight
 matmul (random kernels: `test_best_stream`), and the priced layout's place in `dan-best`'s makespan portfolio."""
 
@@ -10,19 +10,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import FREE, KernelGraph, topological_order
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
-from dan.lowering.generate import random_kernel, tiled_matmul
-from dan.passes.dan.dlr_eviction_plan import need_positions
+from dan.dialect.model.graph import FREE, KernelGraph, topological_order
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.synthetic import random_kernel, tiled_matmul
+from dan.passes.dan.dlr.eviction_plan import need_positions
 from dan.passes.pipeline.options import OptionError
-from dan.passes.search.best_options import BestOptions
-from dan.passes.search.best_pool import Runner
-from dan.passes.search.best_portfolio import orders, streams
-from dan.passes.search.best_search import _layout, _order, best, rank
-from dan.passes.search.reuse_order import reuse_order
-from dan.passes.search.stream_layout import StreamOptions, frees_early, stream_layout
-from dan.passes.search.stream_price import NEVER, ReloadRollout, cheapest
+from dan.passes.search.best.options import BestOptions
+from dan.passes.search.best.pool import Runner
+from dan.passes.search.best.portfolio import orders, streams
+from dan.passes.search.best.search import _layout, _order, best, rank
+from dan.passes.search.reuse.order import reuse_order
+from dan.passes.search.stream.layout import StreamOptions, frees_early, stream_layout
+from dan.passes.search.stream.price import NEVER, ReloadRollout, cheapest
 
 SMALL_L1 = replace(CONTEST, capacity=(640, *CONTEST.capacity[1:]))
 """The contest core with an L1 of five 128-byte tiles."""

@@ -1,4 +1,4 @@
-"""Stream layout (`dan.passes.search.stream_layout`): hand-checked spills and offsets on
+"""Stream layout (`dan.passes.search.stream.layout`): hand-checked spills and offsets on
 a small matmul, valid plans (or a refusal) on random kernels, and its place in
 `dan-best`'s makespan portfolio."""
 
@@ -10,17 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import FREE, topological_order
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
-from dan.lowering.generate import random_kernel, tiled_matmul
+from dan.dialect.model.graph import FREE, topological_order
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.synthetic import random_kernel, tiled_matmul
 from dan.passes.pipeline.options import OptionError
-from dan.passes.search.best_options import BestOptions
-from dan.passes.search.best_pool import Runner
-from dan.passes.search.best_portfolio import orders, streams
-from dan.passes.search.best_search import _layout, _order, best, rank
-from dan.passes.search.reuse_order import reuse_order
-from dan.passes.search.stream_layout import StreamOptions, frees_early, stream_layout
+from dan.passes.search.best.options import BestOptions
+from dan.passes.search.best.pool import Runner
+from dan.passes.search.best.portfolio import orders, streams
+from dan.passes.search.best.search import _layout, _order, best, rank
+from dan.passes.search.reuse.order import reuse_order
+from dan.passes.search.stream.layout import StreamOptions, frees_early, stream_layout
 
 SMALL_L1 = replace(CONTEST, capacity=(640, *CONTEST.capacity[1:]))
 """The contest core with an L1 of five 128-byte tiles."""

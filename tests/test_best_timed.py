@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, NodeRecord, build_graph, check_order, topological_order
-from dan.dialect.replay import order_peaks
-from dan.dialect.target import CONTEST
-from dan.dialect.timing import time_order
+from dan.dialect.model.graph import ALLOC, FREE, OP, KernelGraph, NodeRecord, build_graph, check_order, topological_order
+from dan.dialect.model.replay import order_peaks
+from dan.dialect.model.target import CONTEST
+from dan.dialect.model.timing import time_order
 from dan.passes.pipeline.options import OptionError
-from dan.passes.search.best_portfolio import orders
-from dan.passes.dan.mpas_keys import downstream_criticality
+from dan.passes.search.best.portfolio import orders
+from dan.passes.dan.mpas.keys import downstream_criticality
 from dan.passes.search.timed_order import TimedOptions, timed_order
 from tests.strategies import random_kernels
 

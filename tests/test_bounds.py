@@ -1,4 +1,4 @@
-"""Lower bounds (`dan.dialect.bounds`): never above the optimum on small random kernels
+"""Lower bounds (`dan.dialect.model.bounds.report`): never above the optimum on small random kernels
 (every topological order's peak and makespan, the best peak by exact search over
 prefixes, DLR's plans on targets too small to avoid spills), exact spans against
 brute-force reachability, Jackson's bound against every job sequence, and equality on
@@ -16,13 +16,13 @@ from typing import Protocol
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.bounds import graph_bounds, plan_bounds, resident_peaks
-from dan.dialect.bounds_memory import span_nodes
-from dan.dialect.bounds_time import heads_and_tails, jackson_bound, loaded_heads
-from dan.dialect.graph import KernelGraph, NodeRecord, Plan, build_graph, input_order
-from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, Core
-from dan.passes.dan.dlr_layout import dlr
+from dan.dialect.model.bounds.report import graph_bounds, plan_bounds, resident_peaks
+from dan.dialect.model.bounds.memory import span_nodes
+from dan.dialect.model.bounds.time import heads_and_tails, jackson_bound, loaded_heads
+from dan.dialect.model.graph import KernelGraph, NodeRecord, Plan, build_graph, input_order
+from dan.dialect.model.replay import order_peaks, replay
+from dan.dialect.model.target import CONTEST, Core
+from dan.passes.dan.dlr.layout import dlr
 
 PIPES = ("MTE1", "MTE2", "CUBE", "VECTOR")
 TIERS = ("L1", "UB", "L0A")

@@ -45,11 +45,11 @@ def test_import_and_replay_id_order_peak(case: str) -> None:
 
 @pytest.mark.parametrize("case", CASES)
 def test_golden_plan_through_ir_exports_byte_for_byte(case: str, tmp_path: Path) -> None:
-    from dan.dialect.kernel_view import build_kernel
-    from dan.dialect.target import CONTEST
-    from dan.lowering.graph_files import read_graph
-    from dan.lowering.plan_files import read_plan
-    from dan.lowering.ir_io import print_module
+    from dan.dialect.ir.kernel.view import build_kernel
+    from dan.dialect.model.target import CONTEST
+    from dan.lowering.io.graph_files import read_graph
+    from dan.lowering.io.plan_files import read_plan
+    from dan.lowering.io.ir_io import print_module
     from xdsl.dialects.builtin import ModuleOp
 
     graph = read_graph(workload(case))

@@ -43,7 +43,7 @@ def test_export_creates_its_output_directory(tmp_path: Path) -> None:
 
 
 def test_plan_set_is_written_as_a_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from dan.lowering import atomic
+    from dan.lowering.io import atomic
 
     paths = [tmp_path / f"k_{part}.txt" for part in ("schedule", "memory", "spill")]
     for path in paths:
@@ -69,7 +69,7 @@ def test_plan_set_is_written_as_a_set(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_interrupt_while_staging_leaves_no_temporaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from dan.lowering import atomic
+    from dan.lowering.io import atomic
 
     real_chmod = os.chmod
 
@@ -190,7 +190,7 @@ def test_graph_target_round_trips() -> None:
 def test_graph_to_plan_files_without_passes_imports_no_ir_machinery(tmp_path: Path) -> None:
     code = ("import sys; from dan.tools.dan_opt import main; sys.argv[0] = 'dan-opt'\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in sys.modules if m in ('xdsl.printer', 'xdsl.parser', 'dan.dialect.dialect')))")
+            "print(sorted(m for m in sys.modules if m in ('xdsl.printer', 'xdsl.parser', 'dan.dialect.ir.dialect')))")
     p = subprocess.run([sys.executable, "-c", code, str(EXAMPLE), "-t", "plan", "-o", str(tmp_path)],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.stdout.strip() == "[]", p.stdout + p.stderr

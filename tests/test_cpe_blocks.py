@@ -1,4 +1,4 @@
-"""CPE's block hoist (`dan.passes.dan.cpe_blocks`): whole scratch-tier blocks that run
+"""CPE's block hoist (`dan.passes.dan.cpe.blocks`): whole scratch-tier blocks that run
 while the bottleneck pipe idles move earlier.
 
 Promises checked: a hoisted order replays valid with the input's offsets and spills;
@@ -14,14 +14,14 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import KernelGraph, NodeRecord, Plan, build_graph
-from dan.dialect.plan_edges import node_pipes
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST, Core
-from dan.passes.dan.cpe_blocks import bottleneck_pipe, hoist_blocks, idle_gaps, scratch_blocks
-from dan.passes.dan.cpe_options import CpeOptions
-from dan.passes.dan.cpe_reorder import cpe, keeps_overlaps
-from dan.passes.dan.dlr_layout import dlr
+from dan.dialect.model.graph import KernelGraph, NodeRecord, Plan, build_graph
+from dan.dialect.model.plan_edges import node_pipes
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST, Core
+from dan.passes.dan.cpe.blocks import bottleneck_pipe, hoist_blocks, idle_gaps, scratch_blocks
+from dan.passes.dan.cpe.options import CpeOptions
+from dan.passes.dan.cpe.reorder import cpe, keeps_overlaps
+from dan.passes.dan.dlr.layout import dlr
 from tests.cpe_cases import alloc, check_cpe, free, op, overlapping_buffers, pipeline
 
 ONE_L0A = Core("one-l0a", (256, 1024, 128, 256, 512))

@@ -1,4 +1,4 @@
-"""CPE core and the plan's precedence graph (`dan.dialect.plan_edges`).
+"""CPE core and the plan's precedence graph (`dan.dialect.model.plan_edges`).
 
 Every plan CPE returns is checked by the replay: valid, makespan not above the input's
 (strictly below when the order changed), same offsets and spills; by default every
@@ -13,15 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import KernelGraph, Plan, topological_order
-from dan.dialect.plan_edges import node_cycles, node_pipes, plan_preds, plan_size
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST, Core
-from dan.dialect.timing import time_order
-from dan.lowering.generate import random_kernel
-from dan.passes.dan.cpe_timeline import Timeline
-from dan.passes.dan.cpe_options import CpeOptions
-from dan.passes.dan.cpe_reorder import CpeError, cpe, keeps_lifetimes
+from dan.dialect.model.graph import KernelGraph, Plan, topological_order
+from dan.dialect.model.plan_edges import node_cycles, node_pipes, plan_preds, plan_size
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST, Core
+from dan.dialect.model.timing import time_order
+from dan.lowering.gen.synthetic import random_kernel
+from dan.passes.dan.cpe.timeline import Timeline
+from dan.passes.dan.cpe.options import CpeOptions
+from dan.passes.dan.cpe.reorder import CpeError, cpe, keeps_lifetimes
 from tests.cpe_cases import BIG, EVENTS, SLOTS, check_cpe, golden, overlapping_buffers, pipeline, random_plans, spill_example, swap_example
 from tests.shared_data import CASES
 
@@ -324,7 +324,7 @@ def test_lazy_times_stay_exact_before_clean_and_kept_moves_never_slow_down(monke
 def test_cpe_pass_option_spellings() -> None:
     from xdsl.utils.arg_spec import parse_pipeline
 
-    from dan.passes.dan.cpe import CpePass
+    from dan.passes.dan.cpe.passes import CpePass
 
     def parsed(spec: str) -> CpePass:
         (arg,) = parse_pipeline(spec)
@@ -343,8 +343,8 @@ def test_cpe_pass_moves_events_in_the_ir() -> None:
     from xdsl.context import Context
     from xdsl.dialects.builtin import ModuleOp
 
-    from dan.dialect.kernel_view import build_kernel, kernels, view_kernel
-    from dan.passes.dan.cpe import CpePass
+    from dan.dialect.ir.kernel.view import build_kernel, kernels, view_kernel
+    from dan.passes.dan.cpe.passes import CpePass
 
     graph, _ = swap_example()
     plan = Plan([0, 2, 1, 3, 4, 5, 6], [0, 64], [])  # ALLOC y pins y's load behind x's

@@ -1,4 +1,4 @@
-"""CPE's re-placement (`dan.passes.dan.cpe_replace`): SPILL_OUTs hoisted, placements
+"""CPE's re-placement (`dan.passes.dan.cpe.replace`): SPILL_OUTs hoisted, placements
 moved to address ranges released earlier.
 
 Promises checked: the result replays valid; its timing and precedence graph are those
@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import KernelGraph, Plan, build_graph
-from dan.dialect.plan_edges import node_cycles, node_pipes
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST, Core
-from dan.lowering.generate import tiled_matmul
-from dan.passes.dan.cpe_options import CpeOptions
-from dan.passes.dan.cpe_reorder import cpe
-from dan.passes.dan.cpe_replace import Replaced, hoist_spill_outs, re_place, slotted_tiers
+from dan.dialect.model.graph import KernelGraph, Plan, build_graph
+from dan.dialect.model.plan_edges import node_cycles, node_pipes
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST, Core
+from dan.lowering.gen.synthetic import tiled_matmul
+from dan.passes.dan.cpe.options import CpeOptions
+from dan.passes.dan.cpe.reorder import cpe
+from dan.passes.dan.cpe.replace import Replaced, hoist_spill_outs, re_place, slotted_tiers
 from tests.shared_data import CASES
 from tests.cpe_cases import BIG, alloc, check_cpe, free, op, pipeline, random_plans, spill_example, staying_events
 
@@ -132,8 +132,8 @@ def test_mixed_sizes_or_unaligned_offsets_are_not_slots() -> None:
 def test_tiled_matmuls_in_a_small_l1_re_place_validly(m: int, n: int, k: int, slots: int) -> None:
     """Uniform 128-byte L1 blocks under pressure: MPAS + DLR spill, and the slotted
     re-placement keeps every promise."""
-    from dan.passes.dan.dlr_layout import dlr
-    from dan.passes.dan.mpas_search import mpas
+    from dan.passes.dan.dlr.layout import dlr
+    from dan.passes.dan.mpas.search import mpas
 
     target = Core("small-l1", (128 * slots, 1024, 256, 256, 512))
     graph = tiled_matmul(m, n, k)
@@ -168,9 +168,9 @@ def test_random_plans_do_move_placements() -> None:
 def attention_plan() -> tuple[KernelGraph, Plan]:
     """MPAS + DLR on a 4 x 6 flash attention (3 V chunks): 78 spills in a non-slotted UB,
     where moving every placement costs more than it gives (100,209 -> 100,905)."""
-    from dan.lowering.gen_flash_attention import FlashShape, flash_attention
-    from dan.passes.dan.dlr_layout import dlr
-    from dan.passes.dan.mpas_search import mpas
+    from dan.lowering.gen.flash_attention import FlashShape, flash_attention
+    from dan.passes.dan.dlr.layout import dlr
+    from dan.passes.dan.mpas.search import mpas
 
     graph = flash_attention(FlashShape(q_blocks=4, kv_blocks=6, d_chunks=2, v_chunks=3))
     return graph, dlr(graph, mpas(graph, CONTEST), CONTEST)

@@ -13,13 +13,13 @@ from xdsl.printer import Printer
 from xdsl.irdl import IRDLOperation, irdl_op_definition, result_def, var_operand_def
 from xdsl.utils.exceptions import ParseError, VerifyException
 
-from dan.dialect.dialect import AllocOp, BufType, Dan, InKernel, KernelOp, TargetAttr, TokenType
-from dan.dialect.graph import GraphError, KernelGraph, NodeRecord, Plan, build_graph
-from dan.dialect.kernel_view import build_kernel, kernels, retarget, view_kernel
-from dan.dialect.target import ASCEND910B, CONTEST, Core
-from dan.lowering.generate import random_kernel
-from dan.lowering.graph_files import read_graph
-from dan.lowering.plan_files import read_plan
+from dan.dialect.ir.dialect import AllocOp, BufType, Dan, InKernel, KernelOp, TargetAttr, TokenType
+from dan.dialect.model.graph import GraphError, KernelGraph, NodeRecord, Plan, build_graph
+from dan.dialect.ir.kernel.view import build_kernel, kernels, retarget, view_kernel
+from dan.dialect.model.target import ASCEND910B, CONTEST, Core
+from dan.lowering.gen.synthetic import random_kernel
+from dan.lowering.io.graph_files import read_graph
+from dan.lowering.io.plan_files import read_plan
 from tests.shared_data import CASES, golden_dir, workload
 
 

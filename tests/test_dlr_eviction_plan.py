@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import topological_order
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
-from dan.lowering.generate import random_kernel
-from dan.passes.dan.dlr_eviction_plan import eviction_plan, need_positions
-from dan.passes.dan.dlr_layout import dlr
-from dan.passes.dan.dlr_options import DlrOptions
-from dan.passes.dan.dlr_plan_packing import pack_tier, residencies
+from dan.dialect.model.graph import topological_order
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.synthetic import random_kernel
+from dan.passes.dan.dlr.eviction_plan import eviction_plan, need_positions
+from dan.passes.dan.dlr.layout import dlr
+from dan.passes.dan.dlr.options import DlrOptions
+from dan.passes.dan.dlr.plan_packing import pack_tier, residencies
 from tests.shared_data import workload
 from tests.test_dlr_layout import chain, random_order, shrunk, tiny
 
@@ -93,9 +93,9 @@ def test_bad_plan_effort_names_the_option() -> None:
 @pytest.mark.parametrize("case, best_known", [("Conv_Case0", 46_872), ("FlashAttention_Case0", 3_584)])
 def test_planned_eviction_reaches_the_best_known_traffic_on_memory_first_orders(case: str, best_known: int) -> None:
     pytest.importorskip("ortools")
-    from dan.lowering.graph_files import read_graph
-    from dan.passes.dan.mpas_options import MpasOptions
-    from dan.passes.dan.mpas_search import mpas
+    from dan.lowering.io.graph_files import read_graph
+    from dan.passes.dan.mpas.options import MpasOptions
+    from dan.passes.dan.mpas.search import mpas
 
     graph = read_graph(workload(case))
     order = mpas(graph, CONTEST, MpasOptions(policy="memory-first"))

@@ -1,4 +1,4 @@
-"""DLR core (`dan.passes.dan.dlr_layout`): hand-worked layouts with golden offsets and
+"""DLR core (`dan.passes.dan.dlr.layout`): hand-worked layouts with golden offsets and
 spills under the specification's rules (`SPEC`) and under each timing-aware option
 (placement by release age or time, spill nodes in pipe gaps or early, the stall term,
 eviction tie-breaks), every plan checked by the replay; the scan's own timing against
@@ -18,15 +18,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import FREE, KernelGraph, NodeRecord, Plan, build_graph, topological_order
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST, Core
-from dan.lowering.generate import join_graphs, random_kernel
-from dan.passes.dan.dlr_free_space import FreeSegments, FreeSince
-from dan.passes.dan.dlr_layout import LayoutError, dlr
-from dan.passes.dan.dlr_options import PLACEMENTS, POLICIES, SPEC, DlrOptions
-from dan.passes.dan.dlr_output import Gaps
-from dan.passes.dan.dlr_scan import Scan
+from dan.dialect.model.graph import FREE, KernelGraph, NodeRecord, Plan, build_graph, topological_order
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST, Core
+from dan.lowering.gen.synthetic import join_graphs, random_kernel
+from dan.passes.dan.dlr.eviction import EVICTIONS
+from dan.passes.dan.dlr.free_space import FreeSegments, FreeSince
+from dan.passes.dan.dlr.layout import LayoutError, dlr
+from dan.passes.dan.dlr.options import PLACEMENTS, POLICIES, SPEC, DlrOptions
+from dan.passes.dan.dlr.output import Gaps
+from dan.passes.dan.dlr.scan import Scan
 from tests.shared_data import CASES, SHARED
 
 
@@ -581,7 +582,8 @@ def test_the_scans_own_timing_is_the_replays() -> None:
         order = random_order(graph, random.Random(seed))
         for target in (CONTEST, shrunk(graph, slack=32)):
             for base in bases:
-                scan = Scan(graph, order, target, dataclasses.replace(base, policy=("cost", "belady", "lru")[seed % 3]))
+                options = dataclasses.replace(base, policy=("cost", "belady", "lru")[seed % 3])
+                scan = Scan(graph, order, target, options, EVICTIONS[options.policy])
                 plan = scan.run()
                 assert scan.finish == replay(graph, plan, target).finish
 
@@ -617,8 +619,8 @@ def test_same_input_same_plan() -> None:
 def workloads() -> dict[str, tuple[KernelGraph, list[int], dict[str, int]]]:
     if not (SHARED / "workloads").is_dir() or not (SHARED / "golden").is_dir():
         pytest.skip("../shared (real workloads and golden plans) is absent")
-    from dan.lowering.graph_files import read_graph
-    from dan.lowering.plan_files import read_plan
+    from dan.lowering.io.graph_files import read_graph
+    from dan.lowering.io.plan_files import read_plan
 
     out = {}
     for case in CASES:

@@ -1,6 +1,6 @@
 """CPE's choice between candidate moves of equal gain, worked out by hand.
 
-The rule (`dan.passes.dan.cpe_reorder`): around a pipe-bound node `v` of the critical
+The rule (`dan.passes.dan.cpe.reorder`): around a pipe-bound node `v` of the critical
 chain, the candidates for each same-pipe node `u` before it are tried nearest `u`
 first, and for one `u` the swap before the rotations; a candidate is kept only when it
 shortens the cut length strictly more than every one tried before. So on equal gains
@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import pytest
 
-from dan.dialect.graph import KernelGraph, NodeRecord, Plan, build_graph
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
-from dan.passes.dan.cpe_reorder import CpeOptions, cpe, keeps_lifetimes
+from dan.dialect.model.graph import KernelGraph, NodeRecord, Plan, build_graph
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
+from dan.passes.dan.cpe.reorder import CpeOptions, cpe, keeps_lifetimes
 
 ALLOCS, FREES = [0, 1, 2, 3], [9, 10, 11, 12]
 A, B, C = 5, 6, 7

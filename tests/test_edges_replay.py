@@ -10,9 +10,9 @@ import dataclasses
 
 import pytest
 
-from dan.dialect.graph import KernelGraph, NodeRecord, Plan, build_graph
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
+from dan.dialect.model.graph import KernelGraph, NodeRecord, Plan, build_graph
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
 from tests.test_replay import two_buffers
 
 SMALL = dataclasses.replace(CONTEST, capacity=(200, 1024, 256, 256, 512))

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from dan.dialect.graph import Plan
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
+from dan.dialect.model.graph import Plan
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
 from tests.test_export_trace import EXAMPLE, export
 from tests.test_pipe_usage import window
 
@@ -66,8 +66,8 @@ def test_missing_matplotlib_is_one_line_and_writes_nothing(tmp_path: Path) -> No
 
 
 def test_gantt_lanes_follow_the_simulator_and_mark_the_busiest_pipe() -> None:
-    from dan.dialect.pipe_usage import pipe_usage
-    from dan.lowering.plot_plan import gantt
+    from dan.dialect.model.pipe_usage import pipe_usage
+    from dan.lowering.export.pictures import gantt
 
     g = window()
     plan = Plan(list(range(g.n)))
@@ -97,10 +97,10 @@ def test_bench_bar_chart_titles_labels_and_l0_rule_mark() -> None:
 
 
 def test_gantt_draws_every_node_once_and_zero_cycle_nodes_as_ticks() -> None:
-    from dan.dialect.pipe_usage import pipe_usage
-    from dan.dialect.plan_edges import node_pipes
-    from dan.lowering.generate import tiled_matmul
-    from dan.lowering.plot_plan import gantt
+    from dan.dialect.model.pipe_usage import pipe_usage
+    from dan.dialect.model.plan_edges import node_pipes
+    from dan.lowering.gen.synthetic import tiled_matmul
+    from dan.lowering.export.pictures import gantt
     from tests.test_pipe_usage import planned
 
     g = tiled_matmul(4, 4, 4)

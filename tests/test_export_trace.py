@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from dan.dialect.graph import KernelGraph, Plan
-from dan.dialect.plan_edges import node_pipes
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST, Core
-from dan.lowering.trace_chrome import LANE_ORDER, TID_BASE, chrome_trace, lane_order
-from dan.lowering.trace_flows import cross_pipe_dependencies
-from dan.lowering.trace_residency import residencies, resident_steps
+from dan.dialect.model.graph import KernelGraph, Plan
+from dan.dialect.model.plan_edges import node_pipes
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST, Core
+from dan.lowering.export.chrome import LANE_ORDER, TID_BASE, chrome_trace, lane_order
+from dan.lowering.export.flows import cross_pipe_dependencies
+from dan.lowering.export.residency import residencies, resident_steps
 from tests.strategies import random_kernels
 from tests.test_pipe_usage import planned, spilled, window
 
@@ -137,7 +137,7 @@ def _lanes(plan: Plan, pipe: list[int], pipes: int) -> list[list[int]]:
 
 
 def test_time_residency_stays_within_capacity_on_planned_kernels() -> None:
-    from dan.lowering.generate import tiled_matmul
+    from dan.lowering.gen.synthetic import tiled_matmul
 
     g = tiled_matmul(4, 4, 4)
     target, plan = planned(g)

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from dan.dialect.graph import ALLOC, FREE, KernelGraph, KernelView, Plan
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
-from dan.lowering.gen_conv import ConvShape, conv
-from dan.lowering.gen_presets import FAMILIES, PRESETS, like, make_shape, parse_sweep
-from dan.lowering.gen_trace import Trace
-from dan.lowering.graph_files import graph_to_json, read_graph
-from dan.lowering.opt_driver import parse_passes
+from dan.dialect.model.graph import ALLOC, FREE, KernelGraph, KernelView, Plan
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.conv import ConvShape, conv
+from dan.lowering.gen.presets import FAMILIES, PRESETS, like, make_shape, parse_sweep
+from dan.lowering.gen.trace import Trace
+from dan.lowering.io.graph_files import graph_to_json, read_graph
+from dan.tools.driver import parse_passes
 from dan.passes.pipeline.kernel_rewrite import plan_arrays
 from tests.shared_data import CASES, workload
 from tests.strategies import family_kernels, random_kernels

@@ -8,13 +8,13 @@ import sys
 
 import pytest
 
-from dan.dialect.graph import input_order
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
-from dan.lowering.gen_packing import PackingShape, packing
-from dan.lowering.graph_files import parse_graph_json
-from dan.passes.dan.dlr_layout import dlr
-from dan.passes.dan.dlr_options import DlrOptions
+from dan.dialect.model.graph import input_order
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.packing import PackingShape, packing
+from dan.lowering.io.graph_files import parse_graph_json
+from dan.passes.dan.dlr.layout import dlr
+from dan.passes.dan.dlr.options import DlrOptions
 
 
 def test_the_offline_layout_packs_a_generated_tight_kernel_with_no_spill() -> None:

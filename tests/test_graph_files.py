@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from dan.dialect.graph import ALLOC, FREE, OP, GraphError
-from dan.lowering.graph_files import graph_to_json, parse_graph_json, read_graph
+from dan.dialect.model.graph import ALLOC, FREE, OP, GraphError
+from dan.lowering.io.graph_files import graph_to_json, parse_graph_json, read_graph
 from tests.shared_data import CASES, workload
 
 TINY = {

@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from dan.dialect.graph import ALLOC, FREE, OP, GraphError, topological_order
-from dan.dialect.graph_lifetimes import check_lifetimes
-from dan.lowering.generate import random_kernel, tiled_matmul
-from dan.lowering.graph_files import graph_to_json, parse_graph_json
+from dan.dialect.model.graph import ALLOC, FREE, OP, GraphError, topological_order
+from dan.dialect.model.graph_lifetimes import check_lifetimes
+from dan.lowering.gen.synthetic import random_kernel, tiled_matmul
+from dan.lowering.io.graph_files import graph_to_json, parse_graph_json
 
 
 def reference(graph) -> str | None:  # noqa: ANN001

@@ -11,15 +11,15 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, ModuleOp
 from xdsl.parser import Parser
 
-from dan.dialect.dialect import Dan, KernelOp, TargetAttr
-from dan.dialect.graph import ALLOC, FREE, KernelGraph, Plan
-from dan.dialect.interpreter import execute_kernel
-from dan.dialect.kernel_view import build_kernel, kernels, view_kernel
-from dan.dialect.replay import Metrics, replay
-from dan.dialect.target import ASCEND910B, CONTEST, Core
-from dan.lowering.generate import random_kernel
-from dan.lowering.graph_files import read_graph
-from dan.lowering.plan_files import read_plan
+from dan.dialect.ir.dialect import Dan, KernelOp, TargetAttr
+from dan.dialect.model.graph import ALLOC, FREE, KernelGraph, Plan
+from dan.dialect.ir.interpreter import execute_kernel
+from dan.dialect.ir.kernel.view import build_kernel, kernels, view_kernel
+from dan.dialect.model.replay import Metrics, replay
+from dan.dialect.model.target import ASCEND910B, CONTEST, Core
+from dan.lowering.gen.synthetic import random_kernel
+from dan.lowering.io.graph_files import read_graph
+from dan.lowering.io.plan_files import read_plan
 from tests.shared_data import CASES, expected, golden_dir, workload
 
 

@@ -1,4 +1,4 @@
-"""The MPAS core (`dan.passes.dan.mpas_search` and its rooms): golden orders on tiny kernels for every tie-break
+"""The MPAS core (`dan.passes.dan.mpas.search` and its rooms): golden orders on tiny kernels for every tie-break
 level and policy (the locality field included), the L0 gate on the deadlock patterns of
 MODEL.md, seeded random kernels checked by the replay and by an exhaustive L0-rule oracle,
 and the public workloads."""
@@ -14,17 +14,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import ALLOC, FREE, KernelGraph, NodeRecord, Plan, build_graph, topological_order
-from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, Core
-from dan.lowering.generate import join_graphs, random_kernel
-from dan.lowering.graph_files import read_graph
-from dan.passes.dan import mpas_locality, mpas_search
-from dan.passes.dan.mpas_frontier import feeder_producers
-from dan.passes.dan.mpas_keys import downstream_criticality, priority_keys
-from dan.passes.dan.mpas_locality import locality_footprints
-from dan.passes.dan.mpas_options import POLICIES, MpasOptions
-from dan.passes.dan.mpas_search import mpas, mpas_schedule
+from dan.dialect.model.graph import ALLOC, FREE, KernelGraph, NodeRecord, Plan, build_graph, topological_order
+from dan.dialect.model.replay import order_peaks, replay
+from dan.dialect.model.target import CONTEST, Core
+from dan.lowering.gen.synthetic import join_graphs, random_kernel
+from dan.lowering.io.graph_files import read_graph
+from dan.passes.dan.mpas import locality as mpas_locality, search as mpas_search
+from dan.passes.dan.mpas.frontier import feeder_producers
+from dan.passes.dan.mpas.keys import downstream_criticality, priority_keys
+from dan.passes.dan.mpas.locality import locality_footprints
+from dan.passes.dan.mpas.options import POLICIES, MpasOptions
+from dan.passes.dan.mpas.search import mpas, mpas_schedule
 from tests.shared_data import CASES, workload
 
 ID_ORDER_PEAK = {"Matmul_Case0": 16384, "FlashAttention_Case0": 35592, "Conv_Case0": 133031}

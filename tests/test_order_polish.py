@@ -5,17 +5,17 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import input_order
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
-from dan.lowering.generate import random_kernel, tiled_matmul
-from dan.passes.dan.dlr_layout import dlr
-from dan.passes.dan.dlr_options import DlrOptions
-from dan.passes.search.order_polish import critical_waits, plan_pipes, polish
-from dan.passes.search.order_polish_place import best_offsets, placements
-from dan.passes.search.order_polish_spill import spill_trials
-from dan.passes.search.tune_options import TuneOptions
-from dan.passes.search.tuning import tune
+from dan.dialect.model.graph import input_order
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.synthetic import random_kernel, tiled_matmul
+from dan.passes.dan.dlr.layout import dlr
+from dan.passes.dan.dlr.options import DlrOptions
+from dan.passes.search.polish.gaps import critical_waits, plan_pipes, polish
+from dan.passes.search.polish.place import best_offsets, placements
+from dan.passes.search.polish.spill import spill_trials
+from dan.passes.search.tune.options import TuneOptions
+from dan.passes.search.tune.tuning import tune
 
 
 def _spilled_plan(seed: int):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dan.passes.packing.exact import exact
 from dan.passes.packing.heuristic import ORDERS, best_greedy, greedy
-from dan.passes.packing.instances import TIGHT_EVERY, tiling
+from dan.lowering.gen.packing_instances import TIGHT_EVERY, tiling
 from dan.passes.packing.problem import Problem, components, max_live, violations
 from dan.passes.packing.spill_choice import choose_spills, live_bytes
 from dan.passes.packing.sweep import is_tight, sweep

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dan.passes.packing.column import columns
-from dan.passes.packing.instances import tiling
+from dan.lowering.gen.packing_instances import tiling
 from dan.passes.packing.problem import Problem, violations
 
 

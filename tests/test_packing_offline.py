@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import pytest
 
-from dan.dialect.graph import Plan
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
-from dan.lowering.generate import random_kernel, tiled_matmul
-from dan.lowering.graph_files import read_graph
-from dan.passes.dan.dlr_layout import dlr
-from dan.passes.dan.dlr_options import DlrOptions
+from dan.dialect.model.graph import Plan
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.synthetic import random_kernel, tiled_matmul
+from dan.lowering.io.graph_files import read_graph
+from dan.passes.dan.dlr.layout import dlr
+from dan.passes.dan.dlr.options import DlrOptions
 from dan.passes.packing.heuristic import greedy
-from dan.passes.packing.instances import one_tier_core, tiling, tiling_kernel
+from dan.lowering.gen.packing_instances import one_tier_core, tiling, tiling_kernel
 from dan.passes.packing.offline import offline_layout
 from dan.passes.pipeline.options import OptionError
-from dan.passes.search.best_portfolio import LOADS
-from dan.passes.search.prefetch_order import prefetch
-from dan.passes.search.reuse_order import ReuseOptions, reuse_order
+from dan.passes.search.best.portfolio import LOADS
+from dan.passes.search.prefetch.order import prefetch
+from dan.passes.search.reuse.order import ReuseOptions, reuse_order
 from tests.shared_data import workload
 
 OFFLINE = DlrOptions(packing="offline")

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dan.passes.packing.cpsat import CONFLICTS_PER_NODE
 from dan.passes.packing.heuristic import greedy
-from dan.passes.packing.instances import tiling
+from dan.lowering.gen.packing_instances import tiling
 from dan.passes.packing.problem import Problem, max_live, on_clique_times, violations
 from dan.passes.packing.rolling import SEARCHES, STRIDE, cuts, full_steps
 

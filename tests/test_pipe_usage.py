@@ -1,4 +1,4 @@
-"""Per-pipe busy cycles and utilisation (`dan.dialect.pipe_usage`) and their report in
+"""Per-pipe busy cycles and utilisation (`dan.dialect.model.pipe_usage`) and their report in
 dan-replay: two kernels worked out by hand, and properties on planned random kernels."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from dan.dialect.bounds import plan_bounds
-from dan.dialect.graph import KernelGraph, NodeRecord, Plan, build_graph
-from dan.dialect.pipe_usage import pipe_usage
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST, Core
-from dan.passes.dan.dlr_layout import dlr
-from dan.passes.dan.mpas_search import mpas
+from dan.dialect.model.bounds.report import plan_bounds
+from dan.dialect.model.graph import KernelGraph, NodeRecord, Plan, build_graph
+from dan.dialect.model.pipe_usage import pipe_usage
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST, Core
+from dan.passes.dan.dlr.layout import dlr
+from dan.passes.dan.mpas.search import mpas
 from tests.strategies import random_kernels
 from tests.test_bounds import tight_target
 
@@ -103,8 +103,8 @@ def test_busy_cycles_fit_the_makespan_and_match_the_plan_bound(g: KernelGraph) -
 
 
 def test_replay_prints_and_emits_per_pipe_usage(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
-    from dan.lowering.graph_files import write_graph_json
-    from dan.lowering.plan_files import plan_texts
+    from dan.lowering.io.graph_files import write_graph_json
+    from dan.lowering.io.plan_files import plan_texts
     from dan.tools.dan_replay import main
 
     g = spilled()

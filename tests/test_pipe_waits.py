@@ -1,4 +1,4 @@
-"""What the busiest pipe waits for (`dan.dialect.pipe_waits`): idle cycles before its
+"""What the busiest pipe waits for (`dan.dialect.model.pipe_waits`): idle cycles before its
 first node, after its last, and each gap named by the node it waited for, through an
 address reuse where the layout made it wait."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from dan.dialect.graph import Plan
-from dan.dialect.pipe_waits import pipe_waits
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
+from dan.dialect.model.graph import Plan
+from dan.dialect.model.pipe_waits import pipe_waits
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
 from dan.tools.dan_replay import waits_lines
 from tests.test_bounds import kernel
 

@@ -8,21 +8,21 @@ from dataclasses import replace
 
 import pytest
 
-from dan.dialect.kernel_view import build_kernel
-from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST
-from dan.lowering.generate import random_kernel
-from dan.lowering.graph_files import read_graph
-from dan.passes.dan.cpe_options import CpeOptions
-from dan.passes.dan.cpe_reorder import cpe
-from dan.passes.dan.dlr_layout import dlr
-from dan.passes.dan.dlr_options import POLICIES, SPEC, DlrOptions
-from dan.passes.dan.mpas_options import POLICIES as MPAS_POLICIES
-from dan.passes.dan.mpas_options import MpasOptions
-from dan.passes.dan.mpas_search import mpas
-from dan.passes.search.prefetch_options import PrefetchOptions
-from dan.passes.search.prefetch_order import prefetch
-from dan.passes.search.tuning import tune
+from dan.dialect.ir.kernel.view import build_kernel
+from dan.dialect.model.replay import order_peaks, replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.synthetic import random_kernel
+from dan.lowering.io.graph_files import read_graph
+from dan.passes.dan.cpe.options import CpeOptions
+from dan.passes.dan.cpe.reorder import cpe
+from dan.passes.dan.dlr.layout import dlr
+from dan.passes.dan.dlr.options import POLICIES, SPEC, DlrOptions
+from dan.passes.dan.mpas.options import POLICIES as MPAS_POLICIES
+from dan.passes.dan.mpas.options import MpasOptions
+from dan.passes.dan.mpas.search import mpas
+from dan.passes.search.prefetch.options import PrefetchOptions
+from dan.passes.search.prefetch.order import prefetch
+from dan.passes.search.tune.tuning import tune
 from tests.shared_data import CASES, workload
 from tests.test_dlr_layout import shrunk
 from tests.test_interpreter import check_against_replay

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from dan.dialect.graph import Plan
-from dan.lowering.plan_files import PlanError, read_plan, write_plan
+from dan.dialect.model.graph import Plan
+from dan.lowering.io.plan_files import PlanError, read_plan, write_plan
 from tests.test_replay import two_buffers
 
 

@@ -1,4 +1,4 @@
-"""The prefetch core (`dan.passes.search.prefetch_order`): golden orders on tiny kernels for each
+"""The prefetch core (`dan.passes.search.prefetch.order`): golden orders on tiny kernels for each
 limit (cover, pipe order, peak, capacity, L0 rule), the segment tree against brute force,
 the invariants on seeded random kernels and on the public workloads (checked by the
 replay), determinism and scale."""
@@ -10,17 +10,17 @@ import random
 from pathlib import Path
 
 import pytest
-from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
-from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST, Core
-from dan.lowering.generate import join_graphs, random_kernel
-from dan.lowering.graph_files import read_graph
-from dan.passes.dan.dlr_layout import dlr
-from dan.passes.dan.mpas_options import MpasOptions
-from dan.passes.dan.mpas_search import mpas
-from dan.passes.search.prefetch_options import PrefetchError, PrefetchOptions
+from dan.dialect.model.graph import ALLOC, FREE, OP, KernelGraph, NodeRecord, Plan, build_graph, topological_order
+from dan.dialect.model.replay import order_peaks, replay
+from dan.dialect.model.target import CONTEST, Core
+from dan.lowering.gen.synthetic import join_graphs, random_kernel
+from dan.lowering.io.graph_files import read_graph
+from dan.passes.dan.dlr.layout import dlr
+from dan.passes.dan.mpas.options import MpasOptions
+from dan.passes.dan.mpas.search import mpas
+from dan.passes.search.prefetch.options import PrefetchError, PrefetchOptions
 from dan.passes.search.max_tree import MaxTree
-from dan.passes.search.prefetch_order import prefetch
+from dan.passes.search.prefetch.order import prefetch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.shared_data import CASES, SHARED

@@ -9,14 +9,14 @@ import sys
 
 import pytest
 
-from dan.dialect.target import CONTEST
-from dan.lowering.generate import random_kernel
-from dan.lowering.progress import SearchBars
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.synthetic import random_kernel
+from dan.tools.progress import SearchBars
 from dan.passes.pipeline import progress_hook
 from dan.passes.pipeline.progress_hook import default_jobs, listening, report, set_default_jobs
-from dan.passes.search import tuning
-from dan.passes.search.best_pool import Runner
-from dan.passes.search.tune_options import TuneOptions
+from dan.passes.search.tune import tuning
+from dan.passes.search.best.pool import Runner
+from dan.passes.search.tune.options import TuneOptions
 
 
 def _square(x: int) -> int:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from dan.dialect.address_owners import AddressOwners
-from dan.dialect.graph import NodeRecord, Plan, build_graph
-from dan.dialect.replay import order_peaks, replay
-from dan.dialect.target import CONTEST
-from dan.lowering.graph_files import read_graph
-from dan.lowering.plan_files import plan_texts, read_plan
+from dan.dialect.model.address_owners import AddressOwners
+from dan.dialect.model.graph import NodeRecord, Plan, build_graph
+from dan.dialect.model.replay import order_peaks, replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.io.graph_files import read_graph
+from dan.lowering.io.plan_files import plan_texts, read_plan
 from tests.shared_data import CASES, expected, golden_dir, workload
 
 
@@ -193,7 +193,7 @@ def test_replay_says_an_overlapping_layout_is_not_conflict_free(tmp_path: Path, 
     for path, text in plan_texts(g, plan, tmp_path).items():
         path.write_text(text)
     graph_file = tmp_path / "two.json"
-    from dan.lowering.graph_files import write_graph_json
+    from dan.lowering.io.graph_files import write_graph_json
 
     write_graph_json(g, graph_file)
     code, out = replay_cli(capsys, str(graph_file), "--plan", str(tmp_path), "--json")

@@ -1,4 +1,4 @@
-"""Reuse orders (`dan.passes.search.reuse_order`): groups and grids found from the
+"""Reuse orders (`dan.passes.search.reuse.order`): groups and grids found from the
 edges, serpentine traversals whose neighbours share inputs, expansion into legal
 orders, the next-use reload estimate on hand-worked cases, valid DLR plans on random
 kernels, and the traffic on the shared workloads (skipped when ../shared is absent)."""
@@ -11,15 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dan.dialect.graph import NodeRecord, build_graph, check_order
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST, Core
-from dan.lowering.generate import random_kernel, tiled_matmul
-from dan.passes.dan.dlr_layout import dlr
+from dan.dialect.model.graph import NodeRecord, build_graph, check_order
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST, Core
+from dan.lowering.gen.synthetic import random_kernel, tiled_matmul
+from dan.passes.dan.dlr.layout import dlr
 from dan.passes.pipeline.options import OptionError
-from dan.passes.search.reuse_cost import reload_traffic
-from dan.passes.search.reuse_groups import find_grid, find_groups
-from dan.passes.search.reuse_order import ReuseOptions, candidate_sequences, expand, reuse_order, serpentine
+from dan.passes.search.reuse.cost import reload_traffic
+from dan.passes.search.reuse.groups import find_grid, find_groups
+from dan.passes.search.reuse.order import ReuseOptions, candidate_sequences, expand, reuse_order, serpentine
 from tests.shared_data import workload
 
 
@@ -126,7 +126,7 @@ def test_bad_options_name_the_option() -> None:
 
 @pytest.mark.parametrize("case, best_known", [("Matmul_Case0", 12_416), ("FlashAttention_Case0", 3_584)])
 def test_shared_workloads_reach_the_best_known_traffic(case: str, best_known: int) -> None:
-    from dan.lowering.graph_files import read_graph
+    from dan.lowering.io.graph_files import read_graph
 
     graph = read_graph(workload(case))
     metrics = replay(graph, dlr(graph, reuse_order(graph, CONTEST), CONTEST), CONTEST)
@@ -134,8 +134,8 @@ def test_shared_workloads_reach_the_best_known_traffic(case: str, best_known: in
 
 
 def test_the_pass_takes_its_options_field_for_field_and_returns_the_order() -> None:
-    from dan.dialect.graph import KernelView, Plan
-    from dan.passes.search.reuse import ReuseOrderPass
+    from dan.dialect.model.graph import KernelView, Plan
+    from dan.passes.search.reuse.passes import ReuseOrderPass
 
     graph = tiled_matmul(3, 3, 2)
     reorder = ReuseOrderPass(max_band=1, greedy=False, expanded=2)

@@ -12,27 +12,20 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from xdsl.utils.exceptions import PassFailedException
 
-from dan.dialect.graph import KernelGraph, KernelView, NodeRecord, Plan, build_graph, input_order
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST, TargetError, target_from_json
-from dan.lowering.ir_io import parse_module, print_module
-from dan.dialect.plan_edges import node_pipes, plan_preds
-from dan.lowering.sync_check import _peak, check_coverage, check_program, run_streams
-from dan.lowering.sync_ir import build_program, view_program
-from dan.lowering.sync_pass import sync_summary
-from dan.lowering.sync_streams import (
-    NODE,
-    SET,
-    WAIT,
-    SyncError,
-    SyncOptions,
-    SyncProgram,
-    cross_pipe_dependencies,
-    lower_sync,
-)
-from dan.passes.dan.cpe import CpePass
-from dan.passes.dan.dlr import DlrPass
-from dan.passes.dan.mpas import MpasPass
+from dan.dialect.model.graph import KernelGraph, KernelView, NodeRecord, Plan, build_graph, input_order
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST, TargetError, target_from_json
+from dan.lowering.io.ir_io import parse_module, print_module
+from dan.dialect.model.plan_edges import node_pipes, plan_preds
+from dan.dialect.model.stream_check import _peak, check_coverage, check_program, run_streams
+from dan.dialect.ir.program_view import build_program
+from dan.dialect.ir.sync_ops import view_program
+from dan.lowering.sync.passes import sync_summary
+from dan.dialect.model.streams import NODE, SET, WAIT, SyncError, SyncProgram
+from dan.lowering.sync.streams import SyncOptions, cross_pipe_dependencies, lower_sync
+from dan.passes.dan.cpe.passes import CpePass
+from dan.passes.dan.dlr.passes import DlrPass
+from dan.passes.dan.mpas.passes import MpasPass
 from dan.passes.pipeline.kernel_rewrite import plan_arrays
 from tests.strategies import family_kernels, random_kernels
 

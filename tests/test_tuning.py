@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from dan.dialect.replay import replay
-from dan.dialect.target import CONTEST
-from dan.lowering.generate import random_kernel
-from dan.lowering.graph_files import read_graph
-from dan.passes.dan.cpe_reorder import cpe
-from dan.passes.dan.dlr_layout import dlr
-from dan.passes.dan.mpas_search import mpas
-from dan.passes.search.prefetch_options import PrefetchOptions
-from dan.passes.search.tune_options import TuneOptions
-from dan.passes.search.tuning import tune
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.synthetic import random_kernel
+from dan.lowering.io.graph_files import read_graph
+from dan.passes.dan.cpe.reorder import cpe
+from dan.passes.dan.dlr.layout import dlr
+from dan.passes.dan.mpas.search import mpas
+from dan.passes.search.prefetch.options import PrefetchOptions
+from dan.passes.search.tune.options import TuneOptions
+from dan.passes.search.tune.tuning import tune
 from tests.shared_data import CASES, workload
 
 

@@ -48,10 +48,10 @@ def _identical(files: list[Path], alone: Path, batch: Path) -> bool:
 
 def overhead(files: list[Path], pipeline: str, out: Path) -> tuple[float, float]:
     """CPU seconds per kernel: (the driver's own work, the same kernel as a batch task)."""
-    from dan.lowering.backends import write_set
-    from dan.lowering.batch import BatchOptions, KernelTask, plan_kernel
-    from dan.lowering.batch_output import write_kernel
-    from dan.lowering.opt_driver import OptRequest, parse_passes, run_opt
+    from dan.lowering.io.backends import write_set
+    from dan.tools.batch.kernel import BatchOptions, KernelTask, plan_kernel
+    from dan.tools.batch.output import write_kernel
+    from dan.tools.driver import OptRequest, parse_passes, run_opt
     from dan.tools.cli import USER_ERRORS, one_line
     from dan.tools.dan_opt import _named
 

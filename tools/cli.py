@@ -15,11 +15,11 @@ from collections.abc import Callable
 
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException, VerifyException
 
-from dan.dialect.graph import GraphError
-from dan.dialect.target import TargetError
-from dan.lowering.backends import OutputError
-from dan.lowering.frontends import InputError
-from dan.lowering.plan_files import PlanError
+from dan.dialect.model.graph import GraphError
+from dan.dialect.model.target import TargetError
+from dan.lowering.io.backends import OutputError
+from dan.lowering.io.frontends import InputError
+from dan.lowering.io.plan_files import PlanError
 
 USER_ERRORS: tuple[type[BaseException], ...] = (
     GraphError, PlanError, TargetError, InputError, OutputError, DiagnosticException, ParseError, VerifyException,

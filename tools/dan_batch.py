@@ -17,8 +17,8 @@ import argparse
 import gc
 from pathlib import Path
 
-from dan.lowering.batch import BATCH_FORMATS
-from dan.lowering.executors import EXECUTORS
+from dan.tools.batch.kernel import BATCH_FORMATS
+from dan.passes.pipeline.executors import EXECUTORS
 from dan.tools.cli import USER_ERRORS, CliError, add_version, one_line, run, say
 
 
@@ -53,14 +53,14 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _body(args: argparse.Namespace) -> int:
-    from dan.dialect.target import load_target
-    from dan.lowering.backends import output_directory
-    from dan.lowering.batch import BatchError, BatchOptions, discover
-    from dan.lowering.batch_output import write_summary
-    from dan.lowering.batch_run import BatchInterrupted, run_batch
-    from dan.lowering.executors import ExecutorError, make_executor
-    from dan.lowering.opt_driver import parse_passes
-    from dan.lowering.progress import Progress
+    from dan.dialect.model.target import load_target
+    from dan.lowering.io.backends import output_directory
+    from dan.tools.batch.kernel import BatchError, BatchOptions, discover
+    from dan.tools.batch.output import write_summary
+    from dan.tools.batch.run import BatchInterrupted, run_batch
+    from dan.passes.pipeline.executors import ExecutorError, make_executor
+    from dan.tools.driver import parse_passes
+    from dan.tools.progress import Progress
     from dan.tools.dan_opt import _named
 
     spec = ",".join(p for p in (_named(args.pipeline), args.passes) if p)

@@ -7,7 +7,7 @@ paper's pipeline: `mpas`, `dlr`, `cpe`), `dan-tune` (the `tune` pass: every MPAS
 policy with and without `prefetch`, then `dlr` and the wide event-moving CPE, best
 makespan kept) and any other `dan-*` pipeline of the table. Writes Markdown, CSV
 and JSON (and PNG plots when matplotlib is installed) to `--out`: Tables 2-5, and
-Table 6 with each metric beside its best lower bound (`dan.dialect.bounds`); the JSON
+Table 6 with each metric beside its best lower bound (`dan.dialect.model.bounds.report`); the JSON
 carries the bounds and each tier's packing.
 A workload that cannot be read or planned is named on stderr and left out; the
 others are still written, and the exit status is 1.
@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dan.dialect.bounds import GraphBounds, PlanBounds, best_bounds, bounds_summary, graph_bounds, plan_bounds
-from dan.dialect.graph import KernelGraph, Plan, input_order
-from dan.dialect.replay import Metrics, order_peaks, replay
-from dan.dialect.target import Core, load_target
-from dan.lowering.atomic import atomic_write_all
-from dan.lowering.frontends import as_viewed
-from dan.lowering.graph_files import read_graph
+from dan.dialect.model.bounds.report import GraphBounds, PlanBounds, best_bounds, bounds_summary, graph_bounds, plan_bounds
+from dan.dialect.model.graph import KernelGraph, Plan, input_order
+from dan.dialect.model.replay import Metrics, order_peaks, replay
+from dan.dialect.model.target import Core, load_target
+from dan.lowering.io.atomic import atomic_write_all
+from dan.lowering.io.frontends import as_viewed
+from dan.lowering.io.graph_files import read_graph
 from dan.passes.pipeline.named import BASELINE_LAYOUT, PIPELINES
 from dan.tools.cli import USER_ERRORS, CliError, add_version, one_line, run
 
@@ -75,7 +75,7 @@ def planning_passes(spec: str) -> list:
 
 def run_method(method: str, graph: KernelGraph, target: Core) -> Run:
     """Plan `graph` with the named pipeline `method`, timing each pass, and replay it."""
-    from dan.dialect.graph import KernelView
+    from dan.dialect.model.graph import KernelView
     from dan.passes.pipeline.kernel_rewrite import plan_arrays
 
     if method not in PIPELINES:
@@ -99,10 +99,10 @@ def run_method(method: str, graph: KernelGraph, target: Core) -> Run:
 def dan_variants(graph: KernelGraph, order: Plan, laid: Plan, target: Core) -> dict[str, Metrics]:
     """Tables 4 and 5: the MPAS order laid out by `dlr` (`laid`) and by the baselines'
     layout, and `laid` after the wide event-moving CPE that `tune` runs."""
-    from dan.dialect.graph import KernelView
-    from dan.passes.dan.cpe_reorder import cpe
+    from dan.dialect.model.graph import KernelView
+    from dan.passes.dan.cpe.reorder import cpe
     from dan.passes.pipeline.kernel_rewrite import plan_arrays
-    from dan.passes.search.tune_options import WIDE_CPE
+    from dan.passes.search.tune.options import WIDE_CPE
 
     lru = plan_arrays(KernelView(graph, order, target), planning_passes(BASELINE_LAYOUT)).plan
     return {
@@ -173,9 +173,9 @@ def tables345(results: dict[str, dict[str, Run]], graphs: dict[str, KernelGraph]
         events = dan.extra["mpas+dlr+cpe-events"].makespan
         t5.append([wl, _fmt(cost.makespan), _fmt(dan.metrics.makespan), _ratio(dan.metrics.makespan, cost.makespan),
                    _fmt(events), _ratio(events, cost.makespan)])
-    from dan.passes.dan.cpe import CpePass
+    from dan.passes.dan.cpe.passes import CpePass
     from dan.passes.pipeline.pass_options import spell_pass
-    from dan.passes.search.tune_options import WIDE_CPE
+    from dan.passes.search.tune.options import WIDE_CPE
 
     return {
         "Table 3: peak L1+UB before/after MPAS": (["workload", "input order", "MPAS", "ratio"], t3),
@@ -187,7 +187,7 @@ def tables345(results: dict[str, dict[str, Run]], graphs: dict[str, KernelGraph]
 
 def bounds_table(results: dict[str, dict[str, Run]], bounds: dict[str, GraphBounds]) -> tuple[list[str], list[list[str]]]:
     """Table 6: per workload and method, each metric beside its best lower bound
-    (`dan.dialect.bounds`) and `metric / bound`, then the plan's busiest pipe with its
+    (`dan.dialect.model.bounds.report`) and `metric / bound`, then the plan's busiest pipe with its
     own spill transfers and `makespan / that`. The bounds hold for every valid plan
     of the workload (spill bounds: every plan with a layout)."""
     head = ["workload", "method"]

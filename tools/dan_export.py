@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from dan.lowering.frontends import is_graph_input, load_kernels
+from dan.lowering.io.frontends import is_graph_input, load_kernels
 from dan.tools.cli import CliError, add_version, run, say, write_stdout
 
 FORMATS = ("contest", "graph", "chrome-trace", "png", "svg")
@@ -34,8 +34,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
 
     def body() -> int:
-        from dan.dialect.target import load_target
-        from dan.lowering.backends import graph_set, output_directory, plan_set, write_set
+        from dan.dialect.model.target import load_target
+        from dan.lowering.io.backends import graph_set, output_directory, plan_set, write_set
 
         if args.format not in FORMATS:
             raise CliError(f"unknown format '{args.format}' (valid: {', '.join(FORMATS)})")
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
         out = output_directory(args.output_dir, "the files")
         kernels = load_kernels(args.input, load_target(args.target) if args.target else None)
         if args.plan:
-            from dan.lowering.plan_files import read_plan
+            from dan.lowering.io.plan_files import read_plan
 
             for k in kernels:
                 k.plan = read_plan(k.graph, args.plan)
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
         elif args.format == "contest":
             files, stale, notes = plan_set(kernels, out)
         else:
-            from dan.lowering.trace_export import timeline_set
+            from dan.lowering.export.timeline import timeline_set
 
             files, notes = timeline_set(kernels, out, args.format, args.flows)
         write_set(files, stale)

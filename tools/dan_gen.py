@@ -19,9 +19,9 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from dan.lowering.atomic import atomic_write
-from dan.lowering.gen_presets import FAMILIES, PRESETS, like, make_shape, parse_sweep, shape_label
-from dan.lowering.graph_files import graph_json_text
+from dan.lowering.io.atomic import atomic_write
+from dan.lowering.gen.presets import FAMILIES, PRESETS, like, make_shape, parse_sweep, shape_label
+from dan.lowering.io.graph_files import graph_json_text
 from dan.tools.cli import CliError, add_version, run, write_stdout
 
 _HIDDEN = {"seed"}  # shape fields the command sets itself

@@ -12,9 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from dan.dialect.target import load_target
-from dan.lowering.backends import OUTPUT_FORMATS
-from dan.lowering.frontends import FRONTENDS, is_graph_input, read_text
+from dan.dialect.model.target import load_target
+from dan.lowering.io.backends import OUTPUT_FORMATS
+from dan.lowering.io.frontends import FRONTENDS, is_graph_input, read_text
 from dan.tools.cli import USER_ERRORS, CliError, add_version, one_line, run, say, write_stdout
 
 
@@ -33,7 +33,7 @@ def pass_listing() -> str:
 
     from xdsl.transforms import get_all_passes
 
-    from dan.lowering.sync_registry import SYNC_PASSES
+    from dan.lowering.sync.registry import SYNC_PASSES
     from dan.passes.pipeline.registry import DAN_PASSES
 
     lines = ["dan passes (options: -p 'NAME{key=value ...}'):"]
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     args = arguments().parse_args(argv)
 
     def body() -> int:
-        from dan.lowering.progress import SearchBars
+        from dan.tools.progress import SearchBars
         from dan.passes.pipeline.progress_hook import listening, set_default_jobs
 
         if args.jobs is not None and args.jobs < 1:
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
                 bars.close()
 
     def _body() -> int:
-        from dan.lowering.opt_driver import OptRequest, run_opt
+        from dan.tools.driver import OptRequest, run_opt
 
         spec = ",".join(p for p in [_named(args.pipeline), args.passes, *(args.flags or [])] if p)
         core = load_target(args.target) if args.target else None
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> None:
             return _split(args.input, request, warn, args.output)
         out = run_opt(request(), warn)
         if out.files is not None:
-            from dan.lowering.backends import write_set
+            from dan.lowering.io.backends import write_set
 
             write_set(out.files, out.stale or [])
             for note in out.notes:
@@ -138,7 +138,7 @@ def _named(name: str | None) -> str:
 
 def _emit(text: str, output: str | None) -> None:
     if output and output != "-":
-        from dan.lowering.atomic import atomic_write
+        from dan.lowering.io.atomic import atomic_write
 
         atomic_write(Path(output), text)
     else:
@@ -147,7 +147,7 @@ def _emit(text: str, output: str | None) -> None:
 
 def _split(path: str, request, warn, output: str | None) -> int:  # noqa: ANN001
     """Each `// -----` chunk on its own; errors are printed and the next chunk runs."""
-    from dan.lowering.opt_driver import run_opt
+    from dan.tools.driver import run_opt
 
     outs = []
     failed = False

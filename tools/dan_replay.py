@@ -1,6 +1,6 @@
 """dan-replay: validate a plan and print what it costs (MODEL.md), each metric beside its
-best lower bound (`dan.dialect.bounds`) and their ratio, each tier's packing, and how
-busy each pipe is (`dan.dialect.pipe_usage`: busy cycles, share of the makespan, the
+best lower bound (`dan.dialect.model.bounds.report`) and their ratio, each tier's packing, and how
+busy each pipe is (`dan.dialect.model.pipe_usage`: busy cycles, share of the makespan, the
 busiest pipe's idle cycles).
 
 A file lowered by `lower-sync` (per-pipe streams with flags) replays as streams:
@@ -12,15 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from dan.dialect.bounds import (
+from dan.dialect.model.bounds.report import (
     GraphBounds, PlanBounds, best_bounds, bounds_summary, graph_bounds, metric_ratios, plan_bounds, ratio,
 )
-from dan.dialect.pipe_usage import PipeUsage, pipe_usage
-from dan.dialect.pipe_waits import Waits, pipe_waits
-from dan.dialect.replay import Metrics, replay
-from dan.dialect.target import Core, load_target
-from dan.lowering.frontends import is_graph_input, load_arrays, view_module
-from dan.lowering.plan_files import read_plan
+from dan.dialect.model.pipe_usage import PipeUsage, pipe_usage
+from dan.dialect.model.pipe_waits import Waits, pipe_waits
+from dan.dialect.model.replay import Metrics, replay
+from dan.dialect.model.target import Core, load_target
+from dan.lowering.io.frontends import is_graph_input, load_arrays, view_module
+from dan.lowering.io.plan_files import read_plan
 from dan.tools.cli import CliError, add_version, run, write_stdout
 
 
@@ -79,7 +79,7 @@ def usage_lines(usage: PipeUsage) -> list[str]:
 
 
 def waits_lines(waits: Waits, shown: int = 4) -> list[str]:
-    """The busiest pipe's idle cycles by cause (`dan.dialect.pipe_waits`): before its first
+    """The busiest pipe's idle cycles by cause (`dan.dialect.model.pipe_waits`): before its first
     node, between nodes (the `shown` largest causes, the rest summed), after its last."""
     parts = [f"{cause} {cycles}" for cause, cycles in waits.causes[:shown]]
     rest = sum(cycles for _, cycles in waits.causes[shown:])
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _sync_report(module: object, sync_cost: int, as_json: bool) -> str | None:
     """The streams' replay of every lowered program of `module`, or None when it has none."""
-    from dan.lowering.sync_pass import format_sync, programs, sync_summary
+    from dan.lowering.sync.passes import format_sync, programs, sync_summary
 
     found = programs(module)  # type: ignore[arg-type]
     if not found:

@@ -37,17 +37,17 @@ def default_graph() -> Path:
 def main(argv: list[str] | None = None) -> None:
     from xdsl.dialects.builtin import ModuleOp
 
-    from dan.dialect.graph import Plan
-    from dan.dialect.kernel_view import build_kernel, view_kernel
-    from dan.dialect.replay import replay
-    from dan.dialect.target import CONTEST
-    from dan.lowering.generate import join_graphs
-    from dan.lowering.graph_files import graph_to_json, read_graph, write_graph_json
-    from dan.lowering.plan_files import plan_texts
-    from dan.passes.dan.cpe_reorder import cpe
-    from dan.passes.dan.dlr_layout import dlr
-    from dan.passes.dan.mpas_search import mpas
-    from dan.lowering.ir_io import parse_module, print_module
+    from dan.dialect.model.graph import Plan
+    from dan.dialect.ir.kernel.view import build_kernel, view_kernel
+    from dan.dialect.model.replay import replay
+    from dan.dialect.model.target import CONTEST
+    from dan.lowering.gen.synthetic import join_graphs
+    from dan.lowering.io.graph_files import graph_to_json, read_graph, write_graph_json
+    from dan.lowering.io.plan_files import plan_texts
+    from dan.passes.dan.cpe.reorder import cpe
+    from dan.passes.dan.dlr.layout import dlr
+    from dan.passes.dan.mpas.search import mpas
+    from dan.lowering.io.ir_io import parse_module, print_module
 
     ap = argparse.ArgumentParser(prog="python -m dan.tools.speed", description=__doc__)
     ap.add_argument("graph", nargs="?", type=Path, default=default_graph())

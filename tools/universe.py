@@ -2,12 +2,12 @@
 
 from xdsl.universe import Universe
 
-from dan.lowering.sync_registry import SYNC_PASSES, dan_sync_dialect
+from dan.lowering.sync.registry import SYNC_PASSES, dan_sync_dialect
 from dan.passes.pipeline.registry import DAN_PASSES
 
 
 def _dan():  # noqa: ANN202
-    from dan.dialect.dialect import Dan
+    from dan.dialect.ir.dialect import Dan
 
     return Dan
 

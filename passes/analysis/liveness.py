@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dan.dialect.graph import ALLOC, FREE, KernelGraph, Plan
-from dan.dialect.target import Core
+from dan.dialect.model.graph import ALLOC, FREE, KernelGraph, Plan
+from dan.dialect.model.target import Core
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from dan.dialect.kernel_view import kernels, view_kernel
+from dan.dialect.ir.kernel.view import kernels, view_kernel
 from dan.passes.analysis.liveness import format_liveness
 
 

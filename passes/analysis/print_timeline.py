@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from dan.dialect.kernel_view import kernels, view_kernel
+from dan.dialect.ir.kernel.view import kernels, view_kernel
 from dan.passes.analysis.timeline import TimelineError, format_timeline
 
 

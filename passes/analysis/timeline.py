@@ -8,10 +8,10 @@ Nothing here imports xDSL.
 
 from __future__ import annotations
 
-from dan.dialect.graph import KernelGraph, Plan
-from dan.dialect.plan_edges import node_pipes
-from dan.dialect.replay import Metrics, node_name, replay
-from dan.dialect.target import Core
+from dan.dialect.model.graph import KernelGraph, Plan
+from dan.dialect.model.plan_edges import node_pipes
+from dan.dialect.model.replay import Metrics, node_name, replay
+from dan.dialect.model.target import Core
 
 
 class TimelineError(ValueError):

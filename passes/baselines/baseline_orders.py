@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dan.dialect.graph import KernelGraph, input_order
-from dan.dialect.target import Core
+from dan.dialect.model.graph import KernelGraph, input_order
+from dan.dialect.model.target import Core
 from dan.passes.baselines.eda_order import eda_order
-from dan.passes.baselines.hmcos_order import HmcosOptions, hmcos_order
+from dan.passes.baselines.hmcos.order import HmcosOptions, hmcos_order
 from dan.passes.baselines.magis_order import magis_order
 
 __all__ = ["ORDER_BASELINES", "HmcosOptions", "eda_order", "hmcos_order", "magis_order", "original_order"]

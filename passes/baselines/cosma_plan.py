@@ -47,9 +47,9 @@ import heapq
 from bisect import bisect_left, bisect_right
 from dataclasses import replace
 
-from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph, Plan
-from dan.dialect.target import Core
-from dan.passes.baselines.hmcos_view import op_level_view
+from dan.dialect.model.graph import ALLOC, FREE, OP, KernelGraph, Plan
+from dan.dialect.model.target import LIMIT, Core
+from dan.passes.baselines.hmcos.view import op_level_view
 
 
 class CosmaError(ValueError):
@@ -137,7 +137,7 @@ class _FreeList:
         return None if best is None else best[1]
 
     def take(self, offset: int, size: int) -> None:
-        i = bisect_right(self.segments, (offset, 1 << 62)) - 1
+        i = bisect_right(self.segments, (offset, LIMIT)) - 1
         start, end = self.segments[i]
         pieces = [(s, e) for s, e in ((start, offset), (offset + size, end)) if e > s]
         self.segments[i:i + 1] = pieces

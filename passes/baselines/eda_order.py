@@ -25,8 +25,8 @@ Where the description is silent, this module chooses:
 
 from __future__ import annotations
 
-from dan.dialect.graph import KernelGraph
-from dan.dialect.target import Core
+from dan.dialect.model.graph import KernelGraph
+from dan.dialect.model.target import Core
 
 
 def eda_order(graph: KernelGraph, target: Core) -> list[int]:

@@ -38,8 +38,8 @@ Where the source is silent or does not fit a kernel graph, this module chooses:
 
 from __future__ import annotations
 
-from dan.dialect.graph import ALLOC, FREE, KernelGraph, reverse_post_order
-from dan.dialect.target import Core
+from dan.dialect.model.graph import ALLOC, FREE, KernelGraph, reverse_post_order
+from dan.dialect.model.target import Core
 from dan.passes.search.max_tree import MaxTree
 
 

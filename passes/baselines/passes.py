@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dan.dialect.graph import Plan
-from dan.dialect.graph import KernelView
+from dan.dialect.model.graph import Plan
+from dan.dialect.model.graph import KernelView
 from dan.passes.baselines.baseline_orders import ORDER_BASELINES
 from dan.passes.baselines.cosma_plan import cosma_plan
-from dan.passes.baselines.hmcos_order import HmcosOptions, hmcos_order
+from dan.passes.baselines.hmcos.order import HmcosOptions, hmcos_order
 from dan.passes.pipeline.kernel_rewrite import PlanningPass
 from dan.passes.pipeline.pass_options import embed_options, embedded_options
 

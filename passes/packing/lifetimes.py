@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dan.dialect.graph import KernelGraph
+from dan.dialect.model.graph import KernelGraph
 
 
 def touches(graph: KernelGraph, order: list[int]) -> list[list[int]]:

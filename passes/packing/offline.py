@@ -26,8 +26,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from dan.dialect.graph import KernelGraph, Plan
-from dan.dialect.target import Core
+from dan.dialect.model.graph import KernelGraph, Plan
+from dan.dialect.model.target import Core
+from dan.dialect.model.spills import spill_traffics
 from dan.passes.packing.cpsat import available as cpsat_available
 from dan.passes.packing.cpsat import cpsat
 from dan.passes.packing.exact import exact
@@ -70,7 +71,7 @@ def offline_layout(graph: KernelGraph, order: list[int], target: Core, alignment
     touched = touches(graph, order)
     a = alignment
     units = [-(-s // a) for s in graph.buf_size]
-    costs = [s if graph.buf_clean[b] else 2 * s for b, s in enumerate(graph.buf_size)]
+    costs = spill_traffics(graph)
     spilled: set[tuple[int, int]] = set()
     tier_buffers = [[b for b in range(len(units)) if graph.buf_tier[b] == t and units[b]] for t in range(len(target.tiers))]
     caps = [target.capacity[t] // a for t in range(len(target.tiers))]

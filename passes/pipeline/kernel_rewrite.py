@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from dan.dialect.graph import KernelView, Plan
+from dan.dialect.model.graph import KernelView, Plan
 
 if TYPE_CHECKING:  # the IR side is imported only when a pass runs on IR
     from xdsl.context import Context
@@ -51,28 +51,13 @@ def replan(module: ModuleOp, passes: Sequence[PlanningPass]) -> None:
     """Run `passes` in order on every kernel of `module`, rewriting each kernel once."""
     from xdsl.rewriter import Rewriter
 
-    from dan.dialect.kernel_view import build_kernel, kernels, view_kernel
+    from dan.dialect.ir.kernel.view import build_kernel, kernels, view_kernel
 
     for kernel in kernels(module):
         start = view_kernel(kernel)
         view = plan_arrays(start, passes)
         if view.plan is not start.plan:
             Rewriter.replace_op(kernel, build_kernel(view.graph, view.plan, view.target))
-
-
-def run_pipeline(passes: Sequence[ModulePass], ctx: Context, module: ModuleOp) -> None:
-    """Apply `passes` in order; consecutive planning passes share one view and rewrite."""
-    i = 0
-    while i < len(passes):
-        j = i
-        while j < len(passes) and isinstance(passes[j], PlanningPass):
-            j += 1
-        if j > i:
-            replan(module, passes[i:j])  # type: ignore[arg-type]
-            i = j
-        else:
-            passes[i].apply(ctx, module)
-            i += 1
 
 
 def original_order(view: KernelView) -> list[int]:

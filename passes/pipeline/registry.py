@@ -8,43 +8,43 @@ from xdsl.passes import ModulePass
 
 
 def _mpas() -> type[ModulePass]:
-    from dan.passes.dan.mpas import MpasPass
+    from dan.passes.dan.mpas.passes import MpasPass
 
     return MpasPass
 
 
 def _dlr() -> type[ModulePass]:
-    from dan.passes.dan.dlr import DlrPass
+    from dan.passes.dan.dlr.passes import DlrPass
 
     return DlrPass
 
 
 def _cpe() -> type[ModulePass]:
-    from dan.passes.dan.cpe import CpePass
+    from dan.passes.dan.cpe.passes import CpePass
 
     return CpePass
 
 
 def _prefetch() -> type[ModulePass]:
-    from dan.passes.search.prefetch import PrefetchPass
+    from dan.passes.search.prefetch.passes import PrefetchPass
 
     return PrefetchPass
 
 
 def _tune() -> type[ModulePass]:
-    from dan.passes.search.tune import TunePass
+    from dan.passes.search.tune.passes import TunePass
 
     return TunePass
 
 
 def _reuse() -> type[ModulePass]:
-    from dan.passes.search.reuse import ReuseOrderPass
+    from dan.passes.search.reuse.passes import ReuseOrderPass
 
     return ReuseOrderPass
 
 
 def _best() -> type[ModulePass]:
-    from dan.passes.search.best import BestPass
+    from dan.passes.search.best.passes import BestPass
 
     return BestPass
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from xdsl.utils.exceptions import PassFailedException
 
-from dan.dialect.graph import Plan
-from dan.dialect.graph import KernelView
-from dan.dialect.replay import replay
+from dan.dialect.model.graph import Plan
+from dan.dialect.model.graph import KernelView
+from dan.dialect.model.replay import replay
 from dan.passes.pipeline.kernel_rewrite import PlanningPass
 
 

@@ -1,1 +1,2 @@
-"""Search modes built on the DAN stages: prefetch reordering and the `tune` portfolio."""
+"""Search modes built on the DAN stages: `dan-best` (`best`), `tune`, `prefetch`, reuse
+orders, stream layouts, order polish and timed list schedules."""

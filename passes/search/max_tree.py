@@ -1,6 +1,6 @@
 """A max segment tree with range add: per-slot integers, "rightmost slot above a limit".
 
-Shared by the load hoisting of `prefetch` (`dan.passes.search.prefetch_order`) and of
+Shared by the load hoisting of `prefetch` (`dan.passes.search.prefetch.order`) and of
 the MAGIS baseline (`dan.passes.baselines.magis_order`): both keep a residency profile
 over the positions of an order and ask how far a load may move before some position
 it crosses would exceed a limit. `range_add` and `last_above` take O(log n).
@@ -10,6 +10,8 @@ node i and below; adds are never pushed down, so a query adds those of the ances
 """
 
 from __future__ import annotations
+
+from dan.dialect.model.target import LIMIT
 
 
 class MaxTree:
@@ -25,7 +27,7 @@ class MaxTree:
         while size < len(values):
             size *= 2
         self.size = size
-        top = [-(1 << 62)] * (2 * size)
+        top = [-(LIMIT)] * (2 * size)
         top[size : size + len(values)] = values
         for i in range(size - 1, 0, -1):
             top[i] = max(top[2 * i], top[2 * i + 1])

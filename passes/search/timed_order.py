@@ -36,9 +36,9 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass
 
-from dan.dialect.graph import ALLOC, FREE, OP, KernelGraph
-from dan.dialect.target import Core
-from dan.passes.dan.mpas_keys import downstream_criticality
+from dan.dialect.model.graph import ALLOC, FREE, OP, KernelGraph
+from dan.dialect.model.target import Core
+from dan.passes.dan.mpas.keys import downstream_criticality
 from dan.passes.pipeline.options import check_at_least
 
 

@@ -1,0 +1,2 @@
+"""`dan.kernel`: the op (`op`), its verifier (`verifier`) and the bridge between a kernel
+and its array view (`view`)."""

@@ -1,0 +1,126 @@
+"""Lifetime check of a graph: every use of a buffer lies between its ALLOC and its FREE.
+
+Invariant checked (exactly, by the edges alone): each operation touching buffer b is a
+descendant of ALLOC(b) and an ancestor of FREE(b), and FREE(b) descends from ALLOC(b).
+
+Memory is linear in nodes + edges + uses. Each question "does x reach y" is a search
+over the edges that
+- stops at once at a node already proven to reach (or be reached from) the same end
+  (the ALLOC or FREE itself, or an earlier-checked use of the same buffer), and
+- never leaves the window of topological positions between the two ends (a node
+  before ALLOC(b) in a topological order cannot descend from it; one after FREE(b)
+  cannot reach it).
+Uses are checked in topological order (reverse order towards FREE), so in a kernel
+whose uses chain through each other every search ends at its first step.
+When several uses are wrong, the one reported is the first in node-index order,
+ALLOC-side problems before FREE-side ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+_ALLOC, _FREE, _OP = 0, 1, 2  # the node kinds of dan.dialect.model.graph
+
+
+class LinkedBuffers(Protocol):
+    """What the check reads of a `graph.KernelGraph` (which imports this module)."""
+
+    @property
+    def n(self) -> int: ...
+
+    kinds: Sequence[int]
+    node_ids: Sequence[int]
+    node_bufs: Sequence[Sequence[int]]
+    preds: list[list[int]]
+    succs: list[list[int]]
+    buf_ids: Sequence[int]
+    buf_alloc: Sequence[int]
+    buf_free: Sequence[int]
+
+
+class _Reach:
+    """Searches over one link direction with a shared visit stamp per node."""
+
+    def __init__(self, links: list[list[int]], pos: list[int], buffers: int) -> None:
+        self.links = links
+        self.pos = pos
+        self.stamp = [0] * len(links)
+        self.round = 0
+        self.m = buffers
+        self.proven: set[int] = set()
+        """`node * buffers + buffer` of the pairs known to be linked to the buffer's end node."""
+
+    def reaches(self, start: int, b: int, end: int, forward_bound: bool) -> bool:
+        """True when `end` is reached from `start` over the links; nodes whose position
+        is not strictly between start's side and `end` are never expanded."""
+        links, pos, stamp, proven, m = self.links, self.pos, self.stamp, self.proven, self.m
+        self.round += 1
+        r = self.round
+        limit = pos[end]
+        stack = [start]
+        stamp[start] = r
+        while stack:
+            x = stack.pop()
+            for y in links[x]:
+                if y == end or y * m + b in proven:
+                    return True
+                if stamp[y] != r and (pos[y] < limit if forward_bound else pos[y] > limit):
+                    stamp[y] = r
+                    stack.append(y)
+        return False
+
+
+def _next_to(links: list[int], b: int, end: int, proven: set[int], m: int) -> bool:
+    """The one-step case of `_Reach.reaches`: a direct link to `end` or to a proven node."""
+    for y in links:
+        if y == end or y * m + b in proven:
+            return True
+    return False
+
+
+def check_lifetimes(graph: LinkedBuffers, topo: list[int]) -> str | None:
+    """The first lifetime problem of `graph` (module docstring) as a message, or None.
+
+    `topo` is a topological order of the graph's nodes.
+    """
+    n = graph.n
+    pos = [0] * n
+    for i, v in enumerate(topo):
+        pos[v] = i
+    kinds, node_bufs, ids, buf_ids = graph.kinds, graph.node_bufs, graph.node_ids, graph.buf_ids
+    problems: list[tuple[int, int, str]] = []  # (node index, rank of the buffer in the node, message)
+    preds, succs = graph.preds, graph.succs
+    m = len(buf_ids)
+    down = _Reach(preds, pos, m)  # from a use back up to ALLOC
+    proven = down.proven
+    for v in topo:
+        kind = kinds[v]
+        if kind == _ALLOC:
+            continue
+        for k, b in enumerate(node_bufs[v]):
+            alloc = graph.buf_alloc[b]
+            if _next_to(preds[v], b, alloc, proven, m) or down.reaches(v, b, alloc, forward_bound=False):
+                proven.add(v * m + b)
+            elif kind == _FREE:
+                problems.append((v, k, f"FREE node {ids[v]} of buffer {buf_ids[b]} is not ordered after its ALLOC"))
+            else:
+                problems.append((v, k, f"node {ids[v]} uses buffer {buf_ids[b]} but the edges do not "
+                                       f"order it after ALLOC node {ids[alloc]}"))
+    if problems:
+        return min(problems)[2]
+    del down
+    up = _Reach(succs, pos, m)  # from a use down to FREE
+    proven = up.proven
+    for v in reversed(topo):
+        if kinds[v] != _OP:
+            continue
+        for k, b in enumerate(node_bufs[v]):
+            free = graph.buf_free[b]
+            if _next_to(succs[v], b, free, proven, m) or up.reaches(v, b, free, forward_bound=True):
+                proven.add(v * m + b)
+            else:
+                problems.append((v, k, f"node {ids[v]} uses buffer {buf_ids[b]} but the edges do not "
+                                       f"order it before FREE node {ids[free]}"))
+    return min(problems)[2] if problems else None

@@ -1,0 +1,1 @@
+"""`prefetch`: load chains hoisted earlier in an order without raising its peaks."""
