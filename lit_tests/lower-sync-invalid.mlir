@@ -1,8 +1,11 @@
 // RUN: not dan-opt %s --split-input-file -p lower-sync 2>&1 | filecheck %s
 // RUN: not dan-opt %s -p 'lower-sync{event-ids=-1}' 2>&1 | filecheck %s --check-prefix=OPTION
+// RUN: not dan-opt %s -p 'lower-sync{event-ids=99999999999}' 2>&1 | filecheck %s --check-prefix=HUGE
 
-// Test that a bad event-id count is refused when the pipeline is parsed.
-// OPTION: dan-opt: error: bad pass pipeline 'lower-sync{event-ids=-1}': option 'event-ids' of pass 'lower-sync': must be >= 0, got -1
+// Test that a bad event-id count is refused when the pipeline is parsed: the option
+// takes what a target file takes (1 to 65536), or 0 for the target's.
+// OPTION: dan-opt: error: bad pass pipeline 'lower-sync{event-ids=-1}': option 'event-ids' of pass 'lower-sync': must be from 0 to 65536 (0: the target's), got -1
+// HUGE: dan-opt: error: bad pass pipeline 'lower-sync{event-ids=99999999999}': option 'event-ids' of pass 'lower-sync': must be from 0 to 65536 (0: the target's), got 99999999999
 
 // Test that a plan without a layout is refused: the streams need addresses.
 // CHECK: error: chunk 1: lower-sync: kernel @orderonly: the plan has no layout (run a layout pass such as dlr first)

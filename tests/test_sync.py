@@ -14,7 +14,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from dan.dialect.model.graph import KernelGraph, KernelView, NodeRecord, Plan, build_graph, input_order
 from dan.dialect.model.replay import replay
-from dan.dialect.model.target import CONTEST, TargetError, target_from_json
+from dan.dialect.model.target import CONTEST, MAX_EVENT_IDS, TargetError, target_from_json
 from dan.lowering.io.ir_io import parse_module, print_module
 from dan.dialect.model.plan_edges import node_pipes, plan_preds
 from dan.dialect.model.stream_check import _peak, check_coverage, check_program, run_streams
@@ -210,6 +210,21 @@ def test_target_event_ids_field() -> None:
             target_from_json({**caps, "event_ids": bad}, "bad")
     graph, plan = three_loads()
     assert lower_sync(graph, plan, two).limit == 2
+
+
+def test_event_ids_option_takes_what_a_target_file_takes() -> None:
+    """`lower-sync{event-ids=N}` accepts 1 .. MAX_EVENT_IDS like a target file, or 0 for
+    the target's; anything else is an option error before any id table is built."""
+    from dan.passes.pipeline.options import OptionError
+
+    caps = {"capacity": {t: c for t, c in zip(CONTEST.tiers, CONTEST.capacity)}}
+    assert target_from_json({**caps, "event_ids": MAX_EVENT_IDS}, "most").event_ids == MAX_EVENT_IDS
+    with pytest.raises(TargetError):
+        target_from_json({**caps, "event_ids": MAX_EVENT_IDS + 1}, "too-many")
+    assert SyncOptions(event_ids=0).event_ids == 0 and SyncOptions(event_ids=MAX_EVENT_IDS).event_ids == MAX_EVENT_IDS
+    for bad in (-1, MAX_EVENT_IDS + 1, 99999999999):
+        with pytest.raises(OptionError, match=rf"option 'event-ids' of pass 'lower-sync': must be from 0 to {MAX_EVENT_IDS} \(0: the target's\), got {bad}"):
+            SyncOptions(event_ids=bad)
 
 
 # ------------------------------------------------------------------ properties

@@ -24,6 +24,8 @@ _DMA_PIPES: frozenset[str] = frozenset({"MTE1", "MTE2", "MTE3", "FIXP"})
 _SPILL_OUT_PIPE, _SPILL_IN_PIPE = 2, 1  # MTE3, MTE2
 EVENT_IDS = 8
 """Default event ids per ordered pipe pair (the Ascend cores' eight)."""
+MAX_EVENT_IDS = 1 << 16
+"""The most event ids per ordered pipe pair a target (or `lower-sync{event-ids=N}`) may have."""
 
 
 LIMIT = 1 << 62
@@ -176,8 +178,8 @@ def target_from_json(data: object, name: str) -> Core:
             "'spill_startup' an integer from 0 to 2^62"
         )
     event_ids = data.get("event_ids", EVENT_IDS)
-    if not _is_int(event_ids) or not 1 <= event_ids <= 1 << 16:
-        raise TargetError(f"target '{name}': 'event_ids' must be an integer from 1 to 65536")
+    if not _is_int(event_ids) or not 1 <= event_ids <= MAX_EVENT_IDS:
+        raise TargetError(f"target '{name}': 'event_ids' must be an integer from 1 to {MAX_EVENT_IDS}")
     label = data.get("name", name)
     if not isinstance(label, str) or not label:
         raise TargetError(f"target '{name}': 'name' must be a non-empty string")

@@ -38,21 +38,22 @@ from dataclasses import dataclass, field
 
 from dan.dialect.model.graph import KernelGraph, Plan
 from dan.dialect.model.plan_edges import node_cycles, node_pipes, plan_preds
-from dan.dialect.model.target import Core
+from dan.dialect.model.target import MAX_EVENT_IDS, Core
 from dan.dialect.model.streams import BARRIER, NODE, SET, WAIT, Item, SyncError, SyncProgram, join_clocks, piped_needs
-from dan.passes.pipeline.options import check_at_least
+from dan.passes.pipeline.options import check_between
 
 @dataclass(frozen=True)
 class SyncOptions:
     """How to lower a plan to synchronized streams (`lower-sync{...}`)."""
 
     event_ids: int = 0
-    """Event ids per ordered pipe pair; 0: the target's (`event_ids` of a target file)."""
+    """Event ids per ordered pipe pair, from 1 to `MAX_EVENT_IDS` as in a target file; 0:
+    the target's (`event_ids` of a target file)."""
     check: bool = True
     """Check the streams against the plan before writing them (`sync_check`)."""
 
     def __post_init__(self) -> None:
-        check_at_least("lower-sync", "event_ids", self.event_ids, 0)
+        check_between("lower-sync", "event_ids", self.event_ids, 0, MAX_EVENT_IDS, " (0: the target's)")
 
 
 def cross_pipe_dependencies(

@@ -54,6 +54,12 @@ def check_at_least(pass_name: str, option: str, value: float, low: float) -> Non
         raise option_error(pass_name, option, f"must be >= {low}, got {value}")
 
 
+def check_between(pass_name: str, option: str, value: float, low: float, high: float, note: str = "") -> None:
+    """`low <= value <= high` (NaN fails too); `note` follows the range in the message."""
+    if not low <= value <= high:
+        raise option_error(pass_name, option, f"must be from {low} to {high}{note}, got {value}")
+
+
 def check_nonempty(pass_name: str, option: str, values: tuple[object, ...]) -> None:
     """A portfolio option needs at least one entry."""
     if not values:
