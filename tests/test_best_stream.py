@@ -16,7 +16,7 @@ from dan.dialect.model.target import CONTEST
 from dan.lowering.gen.synthetic import random_kernel, tiled_matmul
 from dan.passes.pipeline.options import OptionError
 from dan.passes.search.best.options import BestOptions
-from dan.passes.search.best.pool import Runner
+from dan.passes.search.runner import Runner
 from dan.passes.search.best.portfolio import orders, streams
 from dan.passes.search.best.search import _layout, _order, best, rank
 from dan.passes.search.reuse.order import reuse_order

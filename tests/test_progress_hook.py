@@ -15,7 +15,7 @@ from dan.tools.progress import SearchBars
 from dan.passes.pipeline import progress_hook
 from dan.passes.pipeline.progress_hook import default_jobs, listening, report, set_default_jobs
 from dan.passes.search.tune import tuning
-from dan.passes.search.best.pool import Runner
+from dan.passes.search.runner import Runner
 from dan.passes.search.tune.options import TuneOptions
 
 

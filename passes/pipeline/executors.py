@@ -10,7 +10,9 @@ on what the work is: the batch planner and a search over candidates share it.
 - `serial`: this process, in item order (no start-up at all).
 - `local`: a pool of forked processes that inherit what this process imported, so a
   worker imports once and serves many items; workers run with the collector off (as
-  the commands do), leave Ctrl-C to this process, and are ended when it stops.
+  the commands do), leave Ctrl-C to this process, and are ended when it stops. A
+  pool may give its workers a start function (a search's graph and target,
+  `dan.passes.search.runner`).
 - `ray`: the same calls as Ray tasks, on the cluster `address` names or on a local
   instance started here with `jobs` CPUs (and stopped at `close`).
 """
@@ -65,16 +67,18 @@ class Serial:
         pass
 
 
-def _worker_start() -> None:
+def _worker_start(start: Callable[..., None] | None, start_args: tuple[Any, ...]) -> None:
     """A pool worker: Ctrl-C is the parent's to handle; what it inherited is never
-    collected; searches inside a kernel (tune, dan-best) run in the worker itself, the
-    batch already using the cores."""
+    collected; searches inside its work (tune, dan-best) run in the worker itself, the
+    pool already using the cores; then the pool's own `start(*start_args)`, if any."""
     from dan.passes.pipeline.progress_hook import set_default_jobs
 
     set_default_jobs(1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.disable()
     gc.freeze()
+    if start is not None:
+        start(*start_args)
 
 
 class LocalPool:
@@ -86,14 +90,16 @@ class LocalPool:
     worker fails.
     """
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, start: Callable[..., None] | None = None, start_args: tuple[Any, ...] = ()) -> None:
         self.jobs = jobs
         self._pool: ProcessPoolExecutor | None = None
+        self._init = (start, start_args)
+        """What every worker runs once when it starts (a module-level function)."""
 
     def _start(self, jobs: int) -> ProcessPoolExecutor:
         self.close()
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-        self._pool = ProcessPoolExecutor(jobs, multiprocessing.get_context(method), _worker_start)
+        self._pool = ProcessPoolExecutor(jobs, multiprocessing.get_context(method), _worker_start, self._init)
         return self._pool
 
     def map_unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Outcome]:

@@ -42,7 +42,7 @@ from dan.passes.dan.mpas.options import MpasOptions
 from dan.passes.dan.mpas.search import mpas
 from dan.passes.packing.cpsat import available
 from dan.passes.search.best.options import LAYOUT_UNITS, OBJECTIVES, BestError, BestOptions
-from dan.passes.search.best.pool import Runner, context
+from dan.passes.search.runner import Runner, context
 from dan.passes.search.best.portfolio import STREAM_ORDERS, LayoutSpec, OrderSpec, layouts, orders, streams
 from dan.passes.search.best.exact_schedule import exact_schedule
 from dan.passes.search.polish.gaps import polish

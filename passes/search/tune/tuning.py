@@ -19,7 +19,7 @@ from dan.passes.dan.dlr.options import DlrOptions
 from dan.passes.dan.mpas.options import MpasOptions
 from dan.passes.dan.mpas.search import mpas
 from dan.passes.search.prefetch.options import PrefetchOptions
-from dan.passes.search.best.pool import Runner, context
+from dan.passes.search.runner import Runner, context
 from dan.passes.search.prefetch.order import prefetch
 from dan.passes.search.tune.options import TuneError, TuneOptions
 

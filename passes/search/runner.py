@@ -1,5 +1,6 @@
-"""Where a search's candidates (`tune`, `dan-best`) run: in this process, or in a pool of
-worker processes.
+"""Where a search's candidates (`tune`, `dan-best`) run: in this process, or on the
+shared pool of worker processes (`dan.passes.pipeline.executors.LocalPool`, which
+`dan-batch` uses too).
 
 A `Runner` maps a module-level function over argument tuples and returns the results
 in the order of the arguments, whatever the number of workers and whichever finishes
@@ -8,19 +9,20 @@ one worker and from many. Workers get the graph and target once, when they start
 (`_start`), and keep them in this module's globals.
 
 Invariant: `Runner.map(fn, args)[i] == fn(*args[i])` evaluated with the runner's graph
-and target; a worker's exception is raised again in the caller.
+and target; when evaluations raise, the one of the lowest index is raised again in the
+caller once every evaluation has ended.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from functools import partial
 from types import TracebackType
 from typing import Any, TypeVar
 
 from dan.dialect.model.graph import KernelGraph
 from dan.dialect.model.target import Core
+from dan.passes.pipeline.executors import LocalPool
 from dan.passes.pipeline.progress_hook import default_jobs, report
 
 R = TypeVar("R")
@@ -29,7 +31,7 @@ _graph: KernelGraph | None = None
 _target: Core | None = None
 
 
-def _start(graph: KernelGraph, target: Core) -> None:
+def _start(graph: KernelGraph | None, target: Core | None) -> None:
     global _graph, _target
     _graph, _target = graph, target
 
@@ -39,6 +41,10 @@ def context() -> tuple[KernelGraph, Core]:
     if _graph is None or _target is None:
         raise RuntimeError("no search runner started in this process")
     return _graph, _target
+
+
+def _spread(fn: Callable[..., R], args: tuple[Any, ...]) -> R:
+    return fn(*args)
 
 
 class Runner:
@@ -52,11 +58,7 @@ class Runner:
         self.label = label
         self.done = 0
         self.total = 0
-        self.pool: Executor | None = None
-        if self.jobs > 1:
-            methods = multiprocessing.get_all_start_methods()
-            ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-            self.pool = ProcessPoolExecutor(self.jobs, mp_context=ctx, initializer=_start, initargs=(graph, target))
+        self.pool = LocalPool(self.jobs, _start, (graph, target)) if self.jobs > 1 else None
         self.saved = (_graph, _target)
         _start(graph, target)
 
@@ -64,15 +66,21 @@ class Runner:
         """`[fn(*a) for a in args]`, evaluated by the workers, in the order of `args`."""
         self.total += len(args)
         if self.pool is None or len(args) < 2:
-            results = []
+            here: list[R] = []
             for a in args:
-                results.append(fn(*a))
+                here.append(fn(*a))
                 self._tick()
-            return results
-        futures = [self.pool.submit(fn, *a) for a in args]
-        for _ in as_completed(futures):
+            return here
+        results: list[Any] = [None] * len(args)
+        errors: dict[int, BaseException] = {}
+        for i, result, error in self.pool.map_unordered(partial(_spread, fn), args):
+            results[i] = result
+            if error is not None:
+                errors[i] = error
             self._tick()
-        return [f.result() for f in futures]
+        if errors:
+            raise errors[min(errors)]
+        return results
 
     def _tick(self) -> None:
         self.done += 1
@@ -83,5 +91,5 @@ class Runner:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
-        _start(*self.saved)  # type: ignore[arg-type]
+            self.pool.close()
+        _start(*self.saved)
