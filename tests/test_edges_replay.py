@@ -1,6 +1,6 @@
 """Replay at its edges, each case worked out by hand: a 1-unit overlap and a placement 1
 unit past a tier are caught, exact touching and exactly-at-capacity are accepted (for
-ALLOC and SPILL_IN placements alike), and the dirty-buffer spill cost of MODEL.md
+ALLOC and SPILL_IN placements alike), and the dirty-buffer spill cost of docs/MODEL.md
 (clean: SPILL_OUT free and `size` traffic; dirty: `2 * size + 150` cycles each way and
 `2 * size` traffic) gives the traffic, spill count and makespan computed here."""
 

@@ -1,6 +1,6 @@
 """The MPAS core (`dan.passes.dan.mpas.search` and its rooms): golden orders on tiny kernels for every tie-break
 level and policy (the locality field included), the L0 gate on the deadlock patterns of
-MODEL.md, seeded random kernels checked by the replay and by an exhaustive L0-rule oracle,
+docs/MODEL.md, seeded random kernels checked by the replay and by an exhaustive L0-rule oracle,
 and the public workloads."""
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def l0_rule_feasible(graph: KernelGraph) -> bool:
 
 def naive_gated_order(graph: KernelGraph, target: Core, policy: str) -> list[int] | None:
     """Plain list scheduling where an L0 ALLOC only waits while its tier is occupied;
-    None when it deadlocks (MODEL.md's pitfall)."""
+    None when it deadlocks (docs/MODEL.md's pitfall)."""
     keys = priority_keys(graph, target, policy, downstream_criticality(graph))
     indeg = [len(p) for p in graph.preds]
     ready = [keys[v] for v in range(graph.n) if not indeg[v]]

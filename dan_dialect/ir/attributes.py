@@ -4,7 +4,7 @@
 Tier and pipe attributes carry a name only. The sets of valid names belong to the
 hardware (`target.Core.tiers`, `Core.pipes`): a target file may define other tiers or
 a second vector unit, so the names are checked against the kernel's own target by the
-kernel verifier (`kernel_verifier.py`), not here. An attribute only guarantees that its
+kernel verifier (`kernel.verifier`), not here. An attribute only guarantees that its
 name is a bare identifier and that a buffer size is non-negative.
 """
 

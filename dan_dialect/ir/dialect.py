@@ -1,4 +1,4 @@
-"""The `dan` dialect: intra-core NPU kernels as ordered event graphs (MODEL.md).
+"""The `dan` dialect: intra-core NPU kernels as ordered event graphs (docs/MODEL.md).
 
 This module holds the `Dialect` object and re-exports the dialect's names. The rooms:
 - `attributes.py`: `!dan.token`, `!dan.buf<TIER, SIZE>`, `#dan.tier<...>`, `#dan.pipe<...>`;
@@ -6,8 +6,8 @@ This module holds the `Dialect` object and re-exports the dialect's names. The r
 - `node_op.py`: the node interface (`NodeOp`) every graph node op implements;
 - `ops.py`: the node ops (`dan.alloc`, `dan.free`, `dan.compute`, `dan.dma`,
   `dan.spill_out`, `dan.spill_in`) and their custom assembly (`assembly.py`);
-- `kernel_op.py`: `dan.kernel`, one block whose order is the schedule;
-- `kernel_verifier.py`: the invariants of a kernel's block, checked in one walk.
+- `kernel.op`: `dan.kernel`, one block whose order is the schedule;
+- `kernel.verifier`: the invariants of a kernel's block, checked in one walk.
 Precedence is given by the `after(...)` tokens; buffer operands give residency.
 """
 

@@ -1,6 +1,6 @@
 """A reference interpreter of the `dan` dialect (xDSL `Interpreter` functions).
 
-It executes a verified kernel op by op in block order and derives what MODEL.md says
+It executes a verified kernel op by op in block order and derives what docs/MODEL.md says
 the schedule costs, independently of `replay.py` (slow and literal, for
 cross-checking):
 - a token's value is its node's finish time; a buffer value is a `Placement`
@@ -337,8 +337,3 @@ def execute_kernel(kernel: KernelOp, target: Core | None = None) -> Execution:
     interpreter.run_op(kernel, ())
     st = DanFunctions.state(interpreter)
     return Execution(st.metrics(), st.times if st.violation is None else {})
-
-
-def interpret_kernel(kernel: KernelOp, target: Core | None = None) -> Metrics:
-    """The replay metrics of a kernel, computed by interpretation (start/finish left empty)."""
-    return execute_kernel(kernel, target).metrics

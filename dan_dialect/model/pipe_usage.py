@@ -1,4 +1,4 @@
-"""How busy each pipe is along a replayed plan (MODEL.md, "Timing").
+"""How busy each pipe is along a replayed plan (docs/MODEL.md, "Timing").
 
 A pipe is busy while one of its nodes runs: its busy cycles are the sum of its nodes'
 durations (`finish - start` of the replay, spill transfers on the spill pipes

@@ -2,7 +2,7 @@
 
 A pipe idles before its first node, after its last one (to the makespan) and in the
 gaps between two of its nodes. A gap ends when the node after it starts, which the
-replay's timing rule (MODEL.md, "Timing") sets to the latest finish among its
+replay's timing rule (docs/MODEL.md, "Timing") sets to the latest finish among its
 predecessors, since its pipe was free. That predecessor is the gap's *binding* one;
 nodes that take no cycles (ALLOC, FREE, a clean buffer's SPILL_OUT) only pass a finish
 on, so the walk goes on through them to the first node that runs for some cycles: the

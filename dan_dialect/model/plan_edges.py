@@ -6,7 +6,7 @@ invariant is: timing these edges in plan order by the timing rule (`dan.dialect.
 `time_order(plan.order, plan_preds(...), node_cycles(...), node_pipes(...), len(core.pipes))`)
 gives exactly `replay`'s start and finish.
 
-The edges (MODEL.md), as a transitive reduction with the same timing:
+The edges (docs/MODEL.md), as a transitive reduction with the same timing:
 - every graph edge;
 - `SPILL_IN(b) -> v` for every operation or FREE `v` that touches `b` while the
   SPILL_IN is `b`'s current placement;

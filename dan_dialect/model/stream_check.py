@@ -1,4 +1,4 @@
-"""The independent checks and the replay of synchronized streams (`sync_streams`).
+"""The independent checks and the replay of synchronized streams (`streams`).
 
 One walk runs the streams as the hardware would: every pipe issues its items in order;
 a node takes its cycles, a set fires when the pipe reaches it, a wait blocks its pipe

@@ -7,9 +7,9 @@ in the target's order). Every node on a pipe is one complete slice (`"ph": "X"`)
 whose `ts` and `dur` are the replay's start and `finish - start`: 1 cycle = 1 us.
 Its args give the node's id, its buffers (with tier and address range when the plan
 has a layout) and cycles; the category says `dma`, `compute` or `spill`. Counters
-(`"ph": "C"`) give the bytes resident per tier over time (`trace_residency`). With
+(`"ph": "C"`) give the bytes resident per tier over time (`export.residency`). With
 flows, each cross-pipe dependency that program order does not imply
-(`trace_flows`) is a flow arrow (`"ph": "s"` / `"f"`) from the middle of its source
+(`export.flows`) is a flow arrow (`"ph": "s"` / `"f"`) from the middle of its source
 slice to the middle of the waiting one. Output is deterministic: one event per line.
 """
 

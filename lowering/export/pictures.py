@@ -1,11 +1,11 @@
 """Pictures of a replayed plan (matplotlib, the `plot` extra), drawn from the replay's times.
 
 Three figures per kernel, each readable on its own:
-- `gantt`: one lane per pipe in the simulator's lane order (`trace_chrome.lane_order`),
+- `gantt`: one lane per pipe in the simulator's lane order (`export.chrome.lane_order`),
   one bar per node over `[start, finish)` coloured by op name, spill transfers in red,
   each lane labelled with its share of the makespan;
 - `layout`: per tier that holds buffers, offset over time: each residency
-  (`trace_residency`) a rectangle of its cycle range by its address range, those that
+  (`export.residency`) a rectangle of its cycle range by its address range, those that
   leave by SPILL_OUT and those brought back by SPILL_IN in their own colours
   (plans with a layout only);
 - `residency`: along the schedule (x: plan position), the peak tiers' live bytes

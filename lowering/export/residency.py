@@ -2,7 +2,7 @@
 
 A placement (ALLOC or SPILL_IN) makes a buffer resident from the placing node's start;
 its release (FREE or SPILL_OUT) ends it at the releasing node's finish (a SPILL_OUT
-holds the addresses while it copies out; the address-reuse edges of MODEL.md start a
+holds the addresses while it copies out; the address-reuse edges of docs/MODEL.md start a
 later occupant only then). So each residency is the half-open cycle range
 `[start, end)`; with a layout it also holds `[offset, offset + size)` of its tier.
 Residencies of one tier that overlap in addresses never overlap in time, hence the

@@ -36,7 +36,7 @@ def require_matplotlib(fmt: str) -> None:
 
 
 def image_files(kernel: KernelView, m: Metrics, directory: Path, fmt: str) -> dict[Path, bytes]:
-    """The pictures of one kernel (`plot_plan`)."""
+    """The pictures of one kernel (`export.pictures`)."""
     from dan.dialect.model.pipe_usage import pipe_usage
     from dan.lowering.export.pictures import figure_bytes, gantt, layout_map, residency_plot
     from dan.lowering.export.residency import residencies

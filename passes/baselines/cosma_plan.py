@@ -4,7 +4,7 @@ Reproduces the heuristic counterpart of COSMA (Li, Gupta, Malik 2023, "Combined
 Scheduling, Memory Allocation and Tensor Replacement for Minimizing Off-Chip Data
 Accesses of DNN Accelerators") without its ILP solver: it brings its own allocation and
 replacement and returns a full `Plan` (order with spill nodes, offsets, spills) that
-obeys MODEL.md.
+obeys docs/MODEL.md.
 
 1. Order (`cosma_order`): a min-peak list schedule over operations. Among the ready
    operations it takes the one with the smallest residency change it causes (outputs

@@ -14,7 +14,7 @@ from dan.passes.pipeline.kernel_rewrite import PlanningPass
 
 @dataclass(frozen=True)
 class VerifyPlanPass(PlanningPass):
-    """Replay each kernel's plan (MODEL.md) and report the first broken invariant;
+    """Replay each kernel's plan (docs/MODEL.md) and report the first broken invariant;
     the kernel is left as it is."""
 
     name = "verify-plan"

@@ -1,5 +1,5 @@
 """Lower bounds on memory: bytes forced live at a node in every order, and the spills
-and spill cycles they force (MODEL.md, "Schedule", "Layout and spills", "Traffic").
+and spill cycles they force (docs/MODEL.md, "Schedule", "Layout and spills", "Traffic").
 
 Write `u <= v` when `u` is `v` or an ancestor of `v`. The span of buffer `b` is
 `{v : ALLOC(b) <= v <= FREE(b)}`. For `v` in the span, every topological order puts

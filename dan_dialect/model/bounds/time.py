@@ -1,4 +1,4 @@
-"""Lower bounds on the makespan of every plan of a graph (MODEL.md, "Timing").
+"""Lower bounds on the makespan of every plan of a graph (docs/MODEL.md, "Timing").
 
 Every plan keeps the graph's edges (spill and address-reuse edges only add to them),
 times each node no earlier than its predecessors' finish, and runs each pipe's nodes

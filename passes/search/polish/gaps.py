@@ -4,8 +4,8 @@
 with the plan's own spill cycles, and walks that pipe's nodes in schedule order. Where
 a node `v` starts later than the pipe's previous node finishes (an idle gap), it tries
 in turn: each placement `v` waits on (`v` itself or a predecessor finishing as `v`
-starts) moved to the offsets that free soonest (`order_polish_place`); the same
-placement given a spilled victim's range (`order_polish_spill`); each of the next
+starts) moved to the offsets that free soonest (`polish.place`); the same
+placement given a spilled victim's range (`polish.spill`); each of the next
 `LOOKAHEAD` nodes of the pipe issued just before `v`, with the nodes between them it
 must follow over the plan's edges (graph, spill and address-reuse), at most `CLOSURE`
 of them. Each trial is replayed in full and kept only when valid and strictly better

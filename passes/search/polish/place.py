@@ -1,4 +1,4 @@
-"""Re-placement candidates for `order_polish`: where a placement's address range frees
+"""Re-placement candidates for `polish.gaps`: where a placement's address range frees
 earliest.
 
 A placement is an ALLOC or a SPILL_IN; it holds `[off, off + size)` of its tier from its

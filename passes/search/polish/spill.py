@@ -1,4 +1,4 @@
-"""Spill trials for `order_polish`: evict a resident buffer so a waiting placement can
+"""Spill trials for `polish.gaps`: evict a resident buffer so a waiting placement can
 start now.
 
 When a placement `x` of buffer `b` waits for the release of its range's earlier

@@ -24,7 +24,7 @@ visited by increasing input position; each goes to the smallest slot `p` such th
   chain's sizes added: the order-only residency of the peak tiers stays within the
   input's peak plus `options.peak_slack`; with `capacity_bound`, each chain tier's
   residency stays within its capacity (a slot already over capacity blocks); and, when
-  the input keeps the L0 rule (MODEL.md) and `options.l0_rule` is on, each L0 tier the
+  the input keeps the L0 rule (docs/MODEL.md) and `options.l0_rule` is on, each L0 tier the
   chain allocates holds at most one live buffer.
 
 Invariant: the result is a topological order of the same nodes; its order-only peak is

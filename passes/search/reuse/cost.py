@@ -5,7 +5,7 @@ once. Each tier holds its resident buffers' sizes up to its capacity (addresses,
 fragmentation, are ignored); a buffer becomes resident at its ALLOC and leaves at its
 FREE. Every node touching a buffer (its FREE too, as in DLR) needs it resident; a
 missing buffer is reloaded, paying its spill traffic (`size` for a COPY_IN-backed
-buffer, `2 * size` otherwise, MODEL.md "Traffic"). When a tier overflows, residents the
+buffer, `2 * size` otherwise, docs/MODEL.md "Traffic"). When a tier overflows, residents the
 current node does not touch are evicted, farthest next need first (Belady), ties to
 the cheaper reload, then the lower buffer index. The result ranks candidate orders;
 DLR's layout of the chosen order is what counts.

@@ -1,9 +1,9 @@
 """A topological order that keeps data reuse: groups of work in a reuse-friendly sequence.
 
 `reuse_order(graph, target, options)` finds the groups of work (one per sink operation,
-`reuse_groups`), proposes group sequences, expands each into a full order of the
+`reuse.groups`), proposes group sequences, expands each into a full order of the
 original nodes and keeps the one whose next-use eviction reloads the least traffic
-(`reuse_cost.reload_traffic`); ties go to the earlier candidate, so the result is
+(`reuse.cost.reload_traffic`); ties go to the earlier candidate, so the result is
 deterministic. The candidates: the sinks in index order; when the groups form a grid
 (a product structure of shared inputs, as the C tiles of a tiled matmul do), every
 banded serpentine traversal (bands of 1..`max_band` rows or columns, each band swept

@@ -1,7 +1,7 @@
 """Paired groups: two consecutive groups of work interleaved step by step.
 
 `interleave_pairs(graph, order, target, options)` takes a topological order whose
-groups of work (`reuse_groups`: the sink operation and its ancestors) run one after
+groups of work (`reuse.groups`: the sink operation and its ancestors) run one after
 another, as `reuse_order` emits them, and interleaves the groups two by two: the
 first of a pair runs `offset` compute steps ahead, then the two alternate step by step.
 A *step* is the order's run of nodes up to and including one compute operation (an
