@@ -2,6 +2,9 @@
 // RUN: filecheck %s --input-file=%t/summary.csv --check-prefix=CSV
 // RUN: filecheck %s --input-file=%t/dan-batch/pair_schedule.txt --check-prefix=SCHED
 // RUN: dan-batch %s -p mpas,dlr,cpe -o %t -j 1 --resume 2>&1 | filecheck %s --check-prefix=RESUME
+// RUN: cp /dev/null %t/dan-batch/pair_schedule.txt
+// RUN: dan-batch %s -p mpas,dlr,cpe -o %t -j 1 --resume 2>&1 | filecheck %s --check-prefix=EMPTIED
+// RUN: filecheck %s --input-file=%t/dan-batch/pair_schedule.txt --check-prefix=SCHED
 // RUN: dan-batch %s -p mpas,dlr,cpe -o %t -j 1 --bounds --quiet
 // RUN: filecheck %s --input-file=%t/summary.csv --check-prefix=BOUNDS
 // RUN: not dan-batch %s %S/Inputs/does-not-exist.json -p mpas -o %t 2>&1 | filecheck %s --check-prefix=MISSING
@@ -26,6 +29,10 @@
 // SCHED-NEXT: 5
 
 // RESUME: dan-batch: [1/1] dan-batch resumed
+
+// An output emptied after the run differs from the size and SHA-256 the manifest
+// records: --resume plans the kernel again and writes the schedule back.
+// EMPTIED: dan-batch: [1/1] dan-batch ok {{[0-9.]+}} s
 
 // With --bounds (planned again: the manifest was made without them), each metric's
 // best lower bound: the 128-unit tile alone, no spills, the 110-cycle chain.

@@ -177,6 +177,31 @@ def test_resume_keeps_complete_outputs_and_replans_changed_ones(kernels: Path, t
     assert sorted(p.name for p in (out / "mm222").iterdir()) == ["batch.json", "mm222_schedule.txt"]
 
 
+def test_resume_replans_outputs_emptied_or_changed_after_the_run(kernels: Path, tmp_path: Path) -> None:
+    """The manifest records each output's size and SHA-256: an output emptied, truncated
+    or edited after the run is planned again (and restored), not trusted."""
+    out = tmp_path / "out"
+    tasks = discover([str(kernels / f"{name}.json") for name in ("mm222", "rand0", "rand1", "rand3")])
+    run_batch(tasks, options(out), Serial(), Progress("t", 4, quiet=True))
+    first = plan_files(out)
+    record = json.loads((out / "mm222" / "batch.json").read_text())
+    assert set(record["outputs"]) == {"mm222_schedule.txt", "mm222_memory.txt", "mm222_spill.txt"}
+    assert record["outputs"]["mm222_memory.txt"]["bytes"] == len(first["mm222/mm222_memory.txt"])
+    (out / "mm222" / "mm222_memory.txt").write_text("")  # emptied
+    schedule = out / "rand0" / "rand0_schedule.txt"
+    schedule.write_bytes(schedule.read_bytes()[:-3])  # truncated
+    memory = out / "rand1" / "rand1_memory.txt"
+    memory.write_bytes(memory.read_bytes().replace(b"0", b"1", 1))  # same size, other bytes
+    again = run_batch(tasks, options(out), Serial(), Progress("t", 4, quiet=True), resume=True)
+    assert {row["input"]: row["resumed"] for row in again} == {"mm222": False, "rand0": False, "rand1": False,
+                                                               "rand3": True}
+    assert all(row["status"] == "ok" and row["valid"] for row in again)
+    assert plan_files(out) == first
+    legacy = {k: v for k, v in json.loads((out / "rand3" / "batch.json").read_text()).items() if k != "outputs"}
+    (out / "rand3" / "batch.json").write_text(json.dumps(legacy))  # a manifest without output digests
+    assert not run_batch(tasks[-1:], options(out), Serial(), Progress("t", 1, quiet=True), resume=True)[0]["resumed"]
+
+
 def test_mlir_output_replays_valid(kernels: Path, tmp_path: Path) -> None:
     rows = run_batch(discover([str(kernels / "ir.mlir"), str(kernels / "mm222.json")]), options(tmp_path, fmt="mlir"),
                      Serial(), Progress("t", 2, quiet=True))

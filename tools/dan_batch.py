@@ -6,7 +6,8 @@ or its IR (`-t mlir`) go to OUTDIR/NAME/, written as one set with a manifest, an
 OUTDIR/summary.csv and summary.json hold one row per kernel: the replay's metrics,
 time and status. A kernel that fails is reported with its error and the others go
 on; the exit status is 1 when any failed. `--resume` keeps kernels whose outputs are
-complete and were made from the same input with the same options. Ctrl-C stops the
+the ones their manifest records (each file's size and SHA-256) and were made from the
+same input with the same options; any other is planned again. Ctrl-C stops the
 workers at once and still writes the summary, the kernels not planned marked
 `interrupted` (exit status 130); `--resume` goes on from there.
 """
@@ -41,7 +42,7 @@ def arguments() -> argparse.ArgumentParser:
     ap.add_argument("--address", help="with --executor ray: the cluster's address, whose nodes have dan-scheduler installed "
                          "(default: start a local instance)")
     ap.add_argument("--bounds", action="store_true", help="add each metric's best lower bound to the summary")
-    ap.add_argument("--resume", action="store_true", help="skip kernels whose outputs in OUTDIR are complete")
+    ap.add_argument("--resume", action="store_true", help="skip kernels whose outputs in OUTDIR are as their manifest records them")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress (failures are still printed)")
     add_version(ap)
     return ap

@@ -28,7 +28,8 @@ from dan.lowering.io.frontends import FRONTENDS, GRAPH_FRONTENDS
 BATCH_FORMATS: tuple[str, ...] = ("plan", "mlir")
 """What a batch writes per kernel: the plan files, or dan IR (`NAME.mlir`)."""
 MANIFEST = "batch.json"
-"""The file, written with a kernel's outputs, that records them (for `--resume`)."""
+"""The file, written with a kernel's outputs, that records them, each with its size and
+SHA-256 (for `--resume`)."""
 
 
 class BatchError(ValueError):
@@ -234,22 +235,46 @@ def _metrics_row(kernel: Any, bounds: bool) -> dict[str, Any]:
     return row
 
 
+def output_bytes(text: str) -> bytes:
+    """The bytes an output file holds for `text` (what the batch writes and the manifest digests)."""
+    return text.encode("utf-8")
+
+
+def _facts(data: bytes) -> dict[str, Any]:
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
 def manifest_text(task: KernelTask, options: BatchOptions, result: KernelResult) -> str:
-    """The record of a kernel's complete outputs: what made them and their rows."""
+    """The record of a kernel's complete outputs: what made them (input digest, options),
+    each output file's size and SHA-256 (`outputs`), and their rows."""
+    outputs = {name: _facts(output_bytes(text)) for name, text in result.files.items() if name != MANIFEST}
     record = {"input": input_digest(task), "key": options.key(), "files": sorted(result.files),
-              "rows": result.rows}
+              "outputs": outputs, "rows": result.rows}
     return json.dumps(record, indent=1, sort_keys=True) + "\n"
 
 
+def _unchanged(directory: Path, outputs: dict[str, Any]) -> bool:
+    """Every recorded output is in `directory` with its recorded size and SHA-256."""
+    for name, facts in outputs.items():
+        path = directory / name
+        if Path(name).name != name or not path.is_file() or path.stat().st_size != facts["bytes"]:
+            return False
+        if _facts(path.read_bytes()) != facts:
+            return False
+    return True
+
+
 def completed(task: KernelTask, options: BatchOptions, directory: Path) -> list[dict[str, Any]] | None:
-    """The rows of a kernel whose outputs in `directory` are complete and were made
-    from this input with these options; None when it must be planned (again)."""
+    """The rows of a kernel whose outputs in `directory` are the ones its manifest
+    records (present, same size and SHA-256) and were made from this input with these
+    options; None when it must be planned (again), as for a manifest without `outputs`."""
     try:
         record = json.loads((directory / MANIFEST).read_text())
         if record["input"] != input_digest(task) or record["key"] != options.key():
             return None
-        if not all((directory / name).is_file() for name in record["files"] if name != MANIFEST):
+        outputs = record["outputs"]
+        if set(outputs) != {name for name in record["files"] if name != MANIFEST} or not _unchanged(directory, outputs):
             return None
         return list(record["rows"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None

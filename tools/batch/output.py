@@ -1,11 +1,11 @@
 """A batch's files: each kernel's outputs as one set, and one summary (CSV and JSON).
 
-A kernel's directory `OUTDIR/NAME/` receives its outputs and the manifest that records
-them in one `atomic_write_all` set, which also removes what an earlier plan left there
-and the new one does not replace; so the manifest exists only beside complete outputs.
-The summary holds one row per kernel, sorted by input and kernel name, and does not
-depend on the executor, the number of jobs or the order kernels finished in (only its
-timing columns vary from run to run).
+A kernel's directory `OUTDIR/NAME/` receives its outputs (UTF-8) and the manifest that
+records them (names, sizes, SHA-256) in one `atomic_write_all` set, which also removes
+what an earlier plan left there and the new one does not replace; so the manifest
+exists only beside complete outputs. The summary holds one row per kernel, sorted by
+input and kernel name, and does not depend on the executor, the number of jobs or the
+order kernels finished in (only its timing columns vary from run to run).
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from dan.tools.batch.kernel import MANIFEST, BatchOptions, KernelResult
+from dan.tools.batch.kernel import MANIFEST, BatchOptions, KernelResult, output_bytes
 
 SUMMARY_COLUMNS: tuple[str, ...] = (
     "input", "kernel", "status", "error", "target", "nodes", "edges", "valid", "peak_l1_ub", "tier_peaks",
     "l0_rule", "spill_count", "extra_traffic", "makespan", "bound_peak_l1_ub", "bound_extra_traffic",
     "bound_spill_count", "bound_makespan", "seconds", "pass_seconds", "resumed", "warnings",
 )
-"""The summary's columns: the replay's metrics (MODEL.md) and, when asked for, their
+"""The summary's columns: the replay's metrics (docs/MODEL.md) and, when asked for, their
 lower bounds (`dan.dialect.model.bounds.report`; empty otherwise), then the run's own facts.
 
 `seconds` is the kernel's whole time in its worker (reading, passes, replay, output
@@ -49,7 +49,7 @@ def write_kernel(outdir: Path, result: KernelResult) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     left = {*_listed(directory), *result.stale} - set(result.files)
     stale = [directory / name for name in sorted(left) if Path(name).name == name and (directory / name).is_file()]
-    atomic_write_all({directory / name: text for name, text in result.files.items()}, stale)
+    atomic_write_all({directory / name: output_bytes(text) for name, text in result.files.items()}, stale)
 
 
 def sorted_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -5,8 +5,9 @@ Big inputs start first and small ones are grouped into chunks of about `CHUNK_BY
 so the workers finish together and tiny kernels do not pay a round trip each. The
 plans do not depend on the executor, the number of jobs or the chunking: each kernel
 is planned alone by the same function. With `resume`, a kernel whose directory holds
-complete outputs made from the same input with the same options is not planned again;
-its rows come from its manifest, marked `resumed`. Interrupted (Ctrl-C), it raises
+the outputs its manifest records (same sizes and SHA-256), made from the same input
+with the same options, is not planned again; its rows come from its manifest, marked
+`resumed`. Interrupted (Ctrl-C), it raises
 `BatchInterrupted` with the rows of what finished and an `interrupted` row for the rest.
 """
 
