@@ -1,7 +1,9 @@
 """What every command shares: one-line errors, the version, output streams, the GC switch.
 
 A user error (bad graph, plan, target, IR, pass option or input) prints
-`PROG: error: MESSAGE` on stderr and exits 1; nothing is half-written. A closed
+`PROG: error: MESSAGE` on stderr and exits 1; nothing is half-written. A warning that
+this package issues (`warnings.warn`, e.g. OR-Tools missing) prints as one line,
+`PROG: warning: MESSAGE`; other packages' warnings print as Python prints them. A closed
 standard stream or a reader that went away ends the command without a traceback.
 """
 
@@ -11,6 +13,7 @@ import argparse
 import gc
 import os
 import sys
+import warnings
 from collections.abc import Callable
 
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, PassFailedException, VerifyException
@@ -87,6 +90,19 @@ def say(prog: str, text: str) -> None:
         print(f"{prog}: {text}", file=sys.stderr)
 
 
+def one_line_warnings(prog: str) -> None:
+    """Print this package's warnings as `PROG: warning: MESSAGE` (forked workers inherit it)."""
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202
+        if category.__module__.startswith("dan."):
+            say(prog, f"warning: {message}")
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
 def _quiet_exit(code: int) -> None:
     if sys.stderr is not None:
         sys.stderr.close()
@@ -96,6 +112,7 @@ def _quiet_exit(code: int) -> None:
 def run(prog: str, body: Callable[[], int | None]) -> None:
     """Run a command body with the GC off, turning user errors into one line and exit 1."""
     gc.disable()
+    one_line_warnings(prog)
     try:
         code = body() or 0
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly

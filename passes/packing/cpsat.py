@@ -1,4 +1,5 @@
-"""An exact packing of one tier's lifetimes by OR-Tools CP-SAT (the optional `exact` extra).
+"""An exact packing of one tier's lifetimes by OR-Tools CP-SAT (a dependency; when it
+cannot be imported, `warn_missing` says once per process what falls back).
 
 Times are fixed, so only offsets are variables: item i takes `[y_i, y_i + size_i)`
 with `0 <= y_i <= capacity - size_i`, and at every start time the items alive then
@@ -15,6 +16,8 @@ about half the conflicts on 100-buffer tilings.
 """
 
 from __future__ import annotations
+
+import warnings
 
 from dan.passes.packing.problem import Packing, Problem, clique_times, in_common_unit
 
@@ -34,6 +37,27 @@ def available() -> bool:
     except ImportError:
         return False
     return True
+
+
+class MissingSolverWarning(UserWarning):
+    """OR-Tools cannot be imported: a layout that would use CP-SAT falls back."""
+
+
+_warned = False
+
+
+def warn_missing(what: str) -> bool:
+    """True when OR-Tools is installed; otherwise a `MissingSolverWarning` saying that
+    `what` falls back and how to install OR-Tools, the first time only in this process
+    (forked workers inherit that it was said), and False."""
+    global _warned
+    if available():
+        return True
+    if not _warned:
+        _warned = True
+        warnings.warn(f"OR-Tools cannot be imported, so {what}; install it with 'pip install ortools'",
+                      MissingSolverWarning, stacklevel=2)
+    return False
 
 
 def cpsat(problem: Problem, limit: int, hint: list[int] | None = None) -> Packing:

@@ -29,8 +29,7 @@ import numpy as np
 from dan.dialect.model.graph import KernelGraph, Plan
 from dan.dialect.model.target import Core
 from dan.dialect.model.spills import spill_traffics
-from dan.passes.packing.cpsat import available as cpsat_available
-from dan.passes.packing.cpsat import cpsat
+from dan.passes.packing.cpsat import cpsat, warn_missing
 from dan.passes.packing.exact import exact
 from dan.passes.packing.heuristic import best_greedy
 from dan.passes.packing.lifetimes import Emitted, emit, touches
@@ -45,6 +44,9 @@ solvers run in the first only; later rounds pack greedily)."""
 SEARCH_ITEMS = 400
 """Groups of more lifetimes than this skip the whole-group solvers (the rolling search
 works on windows and takes any group)."""
+
+MISSING = "dlr{packing=offline} packs without CP-SAT and may keep the online layout (more spills)"
+"""What the warning says falls back when OR-Tools cannot be imported."""
 
 Solver = Callable[[Problem, int], Packing]
 """An exact solver: a problem and a node (or deterministic work) limit."""
@@ -139,9 +141,11 @@ def _search(sub: Problem, limit: int, solver: Solver, hint: list[int]) -> Packin
     """The exact solvers on a group the greedy orders leave unplaced: with OR-Tools, the
     rolling CP-SAT search first when full steps cut the group into windows; then, for
     groups of at most `SEARCH_ITEMS` lifetimes, `sweep` when every step is full (else
-    `solver`), then CP-SAT on the whole group. `nodes` sums the work of every solver run."""
+    `solver`), then CP-SAT on the whole group. Without OR-Tools, warns once
+    (`dan.passes.packing.cpsat.warn_missing`). `nodes` sums the work of every solver run."""
     spent = 0
-    if cpsat_available() and len(cuts(full_steps(sub), max(sub.ends, default=0))) > 2:
+    with_cpsat = warn_missing(MISSING)
+    if with_cpsat and len(cuts(full_steps(sub), max(sub.ends, default=0))) > 2:
         found = rolling(sub, limit)
         if found.proven or found.exhausted:
             return found
@@ -150,7 +154,7 @@ def _search(sub: Problem, limit: int, solver: Solver, hint: list[int]) -> Packin
         return Packing([-1] * len(sub), nodes=spent)
     found = (sweep if is_tight(sub) else solver)(sub, limit)
     spent += found.nodes
-    if not found.proven and not found.exhausted and cpsat_available():
+    if not found.proven and not found.exhausted and with_cpsat:
         found = cpsat(sub, limit, hint)
         spent += found.nodes
     return replace(found, nodes=spent)

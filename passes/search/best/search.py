@@ -40,7 +40,7 @@ from dan.passes.dan.cpe.reorder import cpe
 from dan.passes.dan.dlr.layout import dlr
 from dan.passes.dan.mpas.options import MpasOptions
 from dan.passes.dan.mpas.search import mpas
-from dan.passes.packing.cpsat import available
+from dan.passes.packing.cpsat import available, warn_missing
 from dan.passes.search.best.options import LAYOUT_UNITS, OBJECTIVES, BestError, BestOptions
 from dan.passes.search.runner import Runner, context
 from dan.passes.search.best.portfolio import STREAM_ORDERS, LayoutSpec, OrderSpec, layouts, orders, streams
@@ -57,6 +57,9 @@ FINALISTS = 4
 POLISH_SHARE = 4
 """Stage 4 gets `1 / POLISH_SHARE` of the per-node budget units (taken from stage 3's),
 one replay each."""
+
+MISSING = "dan-best lays out without CP-SAT (its offline and planned layouts may spill more)"
+"""What the warning says falls back when OR-Tools cannot be imported."""
 
 Rank = tuple[int, ...]
 
@@ -77,9 +80,10 @@ class Best:
 def best(graph: KernelGraph, target: Core, options: BestOptions = BestOptions()) -> Best:
     """The best plan of the portfolio for `options.objective`; see the module docstring.
     Raises BestError when no candidate gives a valid plan, or when `exact` is set without
-    OR-Tools (before any work)."""
+    OR-Tools (before any work); without OR-Tools otherwise, warns once (`MISSING`)."""
     if options.exact and options.objective == "makespan" and not available():
-        raise BestError("dan-best: exact needs OR-Tools (pip install 'dan-scheduler[exact]')")
+        raise BestError("dan-best: exact needs OR-Tools (pip install ortools)")
+    warn_missing(MISSING)
     units = max(1, options.work // max(1, graph.n))
     polish_units = units // POLISH_SHARE if options.objective == "makespan" else 0
     order_specs = orders(options.objective, target)[: max(1, units // (1 + LAYOUT_UNITS))]
