@@ -21,7 +21,8 @@ class CpePass(PlanningPass):
     `cpe{move-events=false}` is the same as `cpe{move_events=false}`. `move-events=false
     re-place=false block-reach=0` is the strict neighbourhood: only operations move,
     among operation slots, and every offset stays; on DLR plans that finds nothing
-    (each operation sits between its buffers' ALLOCs and FREEs).
+    (each operation sits between its buffers' ALLOCs and FREEs). A kernel without a
+    layout is refused.
     """
 
     name = "cpe"
@@ -30,5 +31,9 @@ class CpePass(PlanningPass):
         return embedded_options(self)
 
     def plan(self, view: KernelView) -> Plan:
+        """The faster plan, or the same one; a plan without a layout is a ValueError
+        (one line naming the pass and kernel, as `lower-sync` says it)."""
+        if view.plan.offsets is None:
+            raise ValueError("the plan has no layout (run a layout pass such as dlr first)")
         out = cpe(view.graph, view.plan, view.target, self.options())
         return view.plan if out == view.plan else out  # unchanged: no rebuild
