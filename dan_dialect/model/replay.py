@@ -7,7 +7,8 @@ timing rule (`dan.dialect.model.timing`): start once every predecessor has finis
 node's pipe is free. Asked to (`edges=True`), it also hands back every node's
 predecessor list, the plan's precedence graph of `dan.dialect.model.plan_edges`, in the
 order that module describes: this scan is the one derivation of those edges.
-The first broken invariant makes the plan invalid and is reported with its kind.
+The first broken invariant makes the plan invalid and is reported with its kind; an
+order-only plan is invalid too when some buffer is larger than its tier (`too_large`).
 """
 
 from __future__ import annotations
@@ -117,6 +118,18 @@ def node_name(graph: KernelGraph, plan: Plan, v: int) -> str:
     return f"{graph.op_name(v)} {graph.spill_id_base + k} (buffer {graph.buf_ids[plan.spills[k // 2][0]]})"
 
 
+def too_large(graph: KernelGraph, target: Core) -> str | None:
+    """The first buffer larger than its whole tier on `target`, as `node ID: buffer B of
+    size S exceeds TIER capacity C of target NAME` (the IR verifier's words), or None.
+    No plan of such a graph is valid, with a layout or without."""
+    cap = target.capacity
+    for b, (size, tier) in enumerate(zip(graph.buf_size, graph.buf_tier)):
+        if size > cap[tier]:
+            return (f"node {graph.node_ids[graph.buf_alloc[b]]}: buffer {graph.buf_ids[b]} of size {size} exceeds "
+                    f"{target.tiers[tier]} capacity {cap[tier]} of target {target.name}")
+    return None
+
+
 def replay(graph: KernelGraph, plan: Plan, target: Core, edges: bool = False) -> Metrics:
     """Replay `plan` on `graph` for `target` (MODEL.md); never raises for a bad plan.
     With `edges`, a valid plan's metrics carry its precedence graph (`Metrics.preds`)."""
@@ -157,6 +170,10 @@ def _scan(
     layout = plan.offsets is not None
     if plan.spills and not layout:
         raise _Invalid("bad-spill", "spills given without a layout")
+    if not layout:  # a layout's placements are checked one by one below
+        problem = too_large(graph, target)
+        if problem is not None:
+            raise _Invalid("out-of-bounds", problem)
     nbuf = len(graph.buf_ids)
     spills = plan.spills
     for k, (b, _) in enumerate(spills):
