@@ -143,3 +143,41 @@ def test_missing_ortools_is_one_warning_line_from_the_commands(tmp_path: Path) -
         assert len(lines) == 1 and lines[0].startswith("dan-opt: warning: OR-Tools cannot be imported, so "), p.stderr
         assert lines[0].endswith("install it with 'pip install ortools'")
         assert spec.split("{")[0] in lines[0]
+
+
+def test_one_table_of_formats_feeds_both_commands_and_their_help() -> None:
+    from dan.lowering.io.formats import OUTPUT_FORMATS, formats_of
+    from dan.lowering.io.frontends import FRONTENDS
+
+    assert list(formats_of("dan-opt")) == ["mlir", "plan", "graph"]
+    assert list(formats_of("dan-export")) == ["contest", "graph", "chrome-trace", "png", "svg"]
+    assert OUTPUT_FORMATS["plan"].writer is OUTPUT_FORMATS["contest"].writer
+    opt_help = " ".join(cli("dan-opt", "--help").stdout.split())
+    export_help = " ".join(cli("dan-export", "--help").stdout.split())
+    assert "{mlir,plan,graph}" in opt_help and "{json,csv,mlir}" in opt_help
+    for name, fmt in formats_of("dan-export").items():
+        assert f"{name}: {fmt.help}" in export_help
+    for name, frontend in FRONTENDS.items():
+        assert f"{name}: {frontend.reads}" in opt_help
+    assert_one_line_error(cli("dan-export", "--format", "xml", str(EXAMPLE)), "dan-export",
+                          "unknown format 'xml' (valid: contest, graph, chrome-trace, png, svg)")
+
+
+def test_every_export_format_writes_what_the_writers_write(tmp_path: Path) -> None:
+    """The command adds nothing to its writer: same files, same bytes."""
+    from dan.lowering.io.formats import WriteRequest, formats_of
+    from dan.lowering.io.frontends import load_kernels
+
+    k = tmp_path / "k.mlir"
+    assert cli("dan-opt", "--pipeline", "dan", str(EXAMPLE), "-o", str(k)).returncode == 0
+    for name, fmt in formats_of("dan-export").items():
+        if name in ("png", "svg"):
+            continue  # pictures: tests/test_export_images.py
+        out = tmp_path / name
+        p = cli("dan-export", "--format", name, "-o", str(out), str(k))
+        assert p.returncode == 0, p.stderr
+        written = fmt.writer(load_kernels(str(k), None), WriteRequest(out))
+        assert p.stdout.splitlines() == [str(path) for path in written.files]
+        assert {path: path.read_bytes() for path in out.iterdir()} == {
+            path: data.encode() if isinstance(data, str) else data for path, data in written.files.items()
+        }

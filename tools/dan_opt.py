@@ -3,7 +3,8 @@
 `--mpas`, `--dlr`, `--cpe` append those passes, in command-line order, after
 `--pipeline` and `-p`. `-t` picks the output: dan IR (`mlir`, the default), the
 contest plan files into the directory `-o` names (`plan`), or graph JSON (`graph`);
-`--target` picks the hardware.
+the formats are the table of `dan.lowering.io.formats`, the frontends (`-f`) that of
+`dan.lowering.io.frontends`. `--target` picks the hardware.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 
 from dan.dialect.model.target import load_target
-from dan.lowering.io.backends import OUTPUT_FORMATS
+from dan.lowering.io.formats import formats_help, formats_of
 from dan.lowering.io.frontends import FRONTENDS, is_graph_input, read_text
 from dan.tools.cli import USER_ERRORS, CliError, add_version, one_line, run, say, write_stdout
 
@@ -62,11 +63,13 @@ def arguments() -> argparse.ArgumentParser:
                        ("verify-plan", "the plan validator (fails on an invalid plan)")):
         ap.add_argument(f"--{name}", dest="flags", action="append_const", const=name, help=f"append {what}")
     ap.add_argument("--target", help="hardware: preset (contest, ascend910b) or target JSON file")
-    ap.add_argument("-t", "--output-format", default="mlir", choices=OUTPUT_FORMATS,
-                    help="mlir: dan IR (default); plan: the plan files into the directory -o names; graph: graph JSON")
+    ap.add_argument("-t", "--output-format", default="mlir", choices=list(formats_of("dan-opt")),
+                    help=f"{formats_help('dan-opt')} (default: mlir)")
     ap.add_argument("-o", "--output", "--output-file", dest="output",
                     help="output file (default: stdout); with -t plan, the output directory")
-    ap.add_argument("-f", "--frontend", choices=FRONTENDS, help="read the input as this kind (default: by extension)")
+    ap.add_argument("-f", "--frontend", choices=list(FRONTENDS),
+                    help="read the input as " + "; ".join(f"{name}: {f.reads}" for name, f in FRONTENDS.items())
+                         + " (default: by extension)")
     ap.add_argument("--split-input-file", action="store_true",
                     help="process the chunks between '// -----' lines separately; print each error and go on")
     ap.add_argument("--print-op-generic", action="store_true", help="print the generic op format")

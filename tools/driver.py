@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from dan.dialect.model.graph import KernelView, Plan
 from dan.dialect.model.target import Core
-from dan.lowering.io.backends import OUTPUT_FORMATS, OutputError
+from dan.lowering.io.backends import OutputError
+from dan.lowering.io.formats import DIRECTORY, WriteRequest, output_format
 from dan.lowering.io.frontends import load_arrays, view_module
 
 if TYPE_CHECKING:
@@ -178,13 +179,13 @@ def run_opt(
     `on_pass(name, seconds)` hears of every pass as it ends."""
     from time import perf_counter
 
-    from dan.lowering.io.backends import mlir_text, output_directory, plan_set
+    from dan.lowering.io.backends import output_directory
 
-    if req.output_format not in OUTPUT_FORMATS:
-        raise OutputError(f"unknown output format '{req.output_format}' (valid: {', '.join(OUTPUT_FORMATS)})")
+    fmt = output_format("dan-opt", req.output_format)
+    directory = fmt.commands["dan-opt"] == DIRECTORY
     passes = parse_passes(req.spec)
-    if req.output_format == "plan":
-        output_directory(req.output, "plan files")
+    if directory:
+        output_directory(req.output, f"{req.output_format} files")
     run = _Run(req, warn)
     ctx = None
     for p in passes:
@@ -201,21 +202,18 @@ def run_opt(
             on_pass(p.name, perf_counter() - started)
     for message in run.dropped.values():
         warn(message)
-    if req.output_format == "mlir":
+    if fmt.ir:
         views = run.kernels
         module = run.ir()
         if run.ir_changed and not req.verify_each:
             module.verify()
-        return Output(text=mlir_text(module, req.generic), views=views)
+        return Output(text=fmt.writer(module, WriteRequest(generic=req.generic)).text, views=views)
     kernels = run.arrays()
-    if req.output_format == "plan":
-        files, stale, notes = plan_set(kernels, output_directory(req.output, "plan files"), trusted=run.changed)
-        return Output(files=files, stale=stale, notes=tuple(notes), views=kernels)
-    if len(kernels) != 1:
-        raise OutputError(f"graph output holds one kernel; the input has {len(kernels)} (use dan-export)")
-    from dan.lowering.io.graph_files import graph_json_text
-
-    return Output(text=graph_json_text(kernels[0].graph, kernels[0].target))
+    where = output_directory(req.output, f"{req.output_format} files") if directory else None
+    out = fmt.writer(kernels, WriteRequest(where, trusted=run.changed))
+    if directory:
+        return Output(files=out.files, stale=out.stale, notes=tuple(out.notes), views=kernels)
+    return Output(text=out.text)
 
 
 def _is_planning(p: ModulePass) -> bool:

@@ -3,7 +3,8 @@
 Invariants: a set of output files is written as a set (`atomic_write_all`: all new or
 all old, stale files of the same plan removed with it); a layout that the replay cost
 model rejects is never written (one line naming the first violation); kernel names
-must name files. The IR printer is imported only by the `mlir` backend.
+must name files. The IR printer is imported only by the `mlir` backend. The table of
+formats that the commands offer, each with its writer, is `dan.lowering.io.formats`.
 """
 
 from __future__ import annotations
@@ -17,10 +18,6 @@ from dan.lowering.io.plan_files import PlanError, plan_paths, plan_texts
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
-
-OUTPUT_FORMATS: tuple[str, ...] = ("mlir", "plan", "graph")
-"""What `dan-opt -t` writes: IR text, the contest plan files, graph JSON."""
-
 
 class OutputError(ValueError):
     """Output that cannot be written as asked (bad kernel name, missing directory)."""
@@ -107,12 +104,13 @@ def write_set(files: dict[Path, str] | dict[Path, bytes] | dict[Path, str | byte
 
 
 def build_module(kernels: list[KernelView]) -> ModuleOp:
-    """One module holding the IR of every kernel (built once, from checked arrays)."""
+    """One module holding the IR of every kernel (built once, from checked arrays); a
+    kernel viewed from IR keeps what the passes do not own (`KernelView.ops`)."""
     from xdsl.dialects.builtin import ModuleOp
 
     from dan.dialect.ir.kernel.view import build_kernel
 
-    return ModuleOp([build_kernel(k.graph, k.plan, k.target) for k in kernels])
+    return ModuleOp([build_kernel(k.graph, k.plan, k.target, k.ops) for k in kernels])
 
 
 def mlir_text(module: ModuleOp, generic: bool = False) -> str:
