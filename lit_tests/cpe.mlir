@@ -9,13 +9,13 @@
 // With no sweeps (passes=0) the kernel is left exactly as written.
 
 // CHECK-LABEL: dan.kernel @swap
-// CHECK: %b0, %t0 = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<UB, 64>
-// CHECK-NEXT: %b1, %t1 = dan.alloc {id = 1, buf = 1, offset = 64} : !dan.buf<UB, 64>
-// CHECK-NEXT: %t3 = dan.dma "COPY_IN" on MTE2 cycles(10) bufs(%b1) after(%t1) {id = 3}
-// CHECK-NEXT: %t2 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b0) after(%t0) {id = 2}
-// CHECK-NEXT: %t4 = dan.compute "EXP" on VECTOR cycles(100) bufs(%b1) after(%t3) {id = 4}
-// CHECK-NEXT: %t5 = dan.free %b0 after(%t2) {id = 5}
-// CHECK-NEXT: %t6 = dan.free %b1 after(%t4) {id = 6}
+// CHECK: %x, %tx = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<UB, 64>
+// CHECK-NEXT: %y, %ty = dan.alloc {id = 1, buf = 1, offset = 64} : !dan.buf<UB, 64>
+// CHECK-NEXT: %t3 = dan.dma "COPY_IN" on MTE2 cycles(10) bufs(%y) after(%ty) {id = 3}
+// CHECK-NEXT: %t2 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%x) after(%tx) {id = 2}
+// CHECK-NEXT: %t4 = dan.compute "EXP" on VECTOR cycles(100) bufs(%y) after(%t3) {id = 4}
+// CHECK-NEXT: %t5 = dan.free %x after(%t2) {id = 5}
+// CHECK-NEXT: %t6 = dan.free %y after(%t4) {id = 6}
 // NONE-LABEL: dan.kernel @swap
 // NONE-NEXT: %x, %tx = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<UB, 64>
 // NONE-NEXT: %y, %ty = dan.alloc {id = 1, buf = 1, offset = 64} : !dan.buf<UB, 64>

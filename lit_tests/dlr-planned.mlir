@@ -8,18 +8,18 @@
 // reloads it into its packed range before its next use.
 
 // PLAN-LABEL: dan.kernel @sizes
-// PLAN: %b0, %t0 = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<UB, 3>
-// PLAN: %b1, %t2 = dan.alloc {id = 2, buf = 1, offset = 3} : !dan.buf<UB, 1>
-// PLAN-NEXT: %t3 = dan.dma "COPY_IN" on MTE2 cycles(10) bufs(%b1) after(%t2, %t1) {id = 3}
-// PLAN-NEXT: %t11 = dan.spill_out %b1 after(%t2, %t3) {id = 11}
-// PLAN-NEXT: %b2, %t4 = dan.alloc {id = 4, buf = 2, offset = 3} : !dan.buf<UB, 1>
-// PLAN: %b1_1, %t12 = dan.spill_in %b1 after(%t11) {id = 12, offset = 3}
-// PLAN-NEXT: %t7 = dan.compute "X" on VECTOR cycles(10) bufs(%b1_1) after(%t3, %t6) {id = 7}
+// PLAN: %a, %ta = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<UB, 3>
+// PLAN: %b, %tb = dan.alloc {id = 2, buf = 1, offset = 3} : !dan.buf<UB, 1>
+// PLAN-NEXT: %t3 = dan.dma "COPY_IN" on MTE2 cycles(10) bufs(%b) after(%tb, %t1) {id = 3}
+// PLAN-NEXT: %t11 = dan.spill_out %b after(%tb, %t3) {id = 11}
+// PLAN-NEXT: %c, %tc = dan.alloc {id = 4, buf = 2, offset = 3} : !dan.buf<UB, 1>
+// PLAN: %b_1, %t12 = dan.spill_in %b after(%t11) {id = 12, offset = 3}
+// PLAN-NEXT: %t7 = dan.compute "X" on VECTOR cycles(10) bufs(%b_1) after(%t3, %t6) {id = 7}
 // PLAN-NOT: dan.spill_out
 
 // NEXT-LABEL: dan.kernel @sizes
-// NEXT: %t11 = dan.spill_out %b0 after(%t0, %t1) {id = 11}
-// NEXT: %b0_1, %t12 = dan.spill_in %b0 after(%t11) {id = 12, offset = 0}
+// NEXT: %t11 = dan.spill_out %a after(%ta, %t1) {id = 11}
+// NEXT: %a_1, %t12 = dan.spill_in %a after(%t11) {id = 12, offset = 0}
 // NEXT-NOT: dan.spill_out
 
 dan.kernel @sizes attributes {target = #dan.target<"tiny", L1 = 4096, UB = 4, L0A = 256, L0B = 256, L0C = 512>} {

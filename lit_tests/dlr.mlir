@@ -16,53 +16,53 @@
 // LRU-LABEL: dan.kernel @two
 // BELADY-LABEL: dan.kernel @two
 // ALIGN-LABEL: dan.kernel @two
-// COST: %b0, %t0 = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<L1, 128>
-// COST-NEXT: %t1 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b0) after(%t0) {id = 1}
-// COST-NEXT: %b1, %t2 = dan.alloc {id = 2, buf = 1, offset = 128} : !dan.buf<L1, 128>
-// COST-NEXT: %t3 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b1) after(%t2) {id = 3}
-// COST-NEXT: %t14 = dan.spill_out %b1 after(%t2, %t3) {id = 14}
-// COST-NEXT: %b2, %t4 = dan.alloc {id = 4, buf = 2, offset = 128} : !dan.buf<L1, 128>
-// COST-NEXT: %t5 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b2) after(%t4) {id = 5}
-// COST-NEXT: %b3, %t6 = dan.alloc {id = 6, buf = 3, offset = 0} : !dan.buf<L0A, 128>
-// COST-NEXT: %t7 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b3, %b0) after(%t1, %t6) {id = 7}
-// COST-NEXT: %t16 = dan.spill_out %b0 after(%t0, %t1, %t7) {id = 16}
-// COST-NEXT: %b1_1, %t15 = dan.spill_in %b1 after(%t14) {id = 15, offset = 0}
-// COST-NEXT: %t8 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b3, %b1_1) after(%t3, %t7) {id = 8}
-// COST-NEXT: %t9 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b3, %b2) after(%t5, %t8) {id = 9}
-// COST-NEXT: %t18 = dan.spill_out %b1_1 after(%t15, %t8) {id = 18}
-// COST-NEXT: %b0_1, %t17 = dan.spill_in %b0 after(%t16) {id = 17, offset = 0}
-// COST-NEXT: %t10 = dan.free %b0_1 after(%t7) {id = 10}
-// COST-NEXT: %b1_2, %t19 = dan.spill_in %b1_1 after(%t18) {id = 19, offset = 0}
-// COST-NEXT: %t11 = dan.free %b1_2 after(%t8) {id = 11}
-// COST-NEXT: %t12 = dan.free %b2 after(%t9) {id = 12}
-// COST-NEXT: %t13 = dan.free %b3 after(%t9) {id = 13}
-// LRU: %b0, %t0 = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<L1, 128>
-// LRU: %b1, %t2 = dan.alloc {id = 2, buf = 1, offset = 128} : !dan.buf<L1, 128>
-// LRU: %t14 = dan.spill_out %b0 after(%t0, %t1) {id = 14}
-// LRU: %b2, %t4 = dan.alloc {id = 4, buf = 2, offset = 0} : !dan.buf<L1, 128>
-// LRU: %b3, %t6 = dan.alloc {id = 6, buf = 3, offset = 0} : !dan.buf<L0A, 128>
-// LRU: %t16 = dan.spill_out %b1 after(%t2, %t3) {id = 16}
-// LRU: %b0_1, %t15 = dan.spill_in %b0 after(%t14) {id = 15, offset = 128}
-// LRU: %t18 = dan.spill_out %b2 after(%t4, %t5) {id = 18}
-// LRU: %b1_1, %t17 = dan.spill_in %b1 after(%t16) {id = 17, offset = 0}
-// LRU: %t20 = dan.spill_out %b0_1 after(%t15, %t7) {id = 20}
-// LRU: %b2_1, %t19 = dan.spill_in %b2 after(%t18) {id = 19, offset = 128}
-// LRU: %t22 = dan.spill_out %b1_1 after(%t17, %t8) {id = 22}
-// LRU: %b0_2, %t21 = dan.spill_in %b0_1 after(%t20) {id = 21, offset = 0}
-// LRU: %b1_2, %t23 = dan.spill_in %b1_1 after(%t22) {id = 23, offset = 0}
-// BELADY: %t14 = dan.spill_out %b1 after(%t2, %t3) {id = 14}
-// BELADY: %t16 = dan.spill_out %b0 after(%t0, %t1, %t7) {id = 16}
-// BELADY: %b1_1, %t15 = dan.spill_in %b1 after(%t14) {id = 15, offset = 0}
-// BELADY: %t18 = dan.spill_out %b1_1 after(%t15, %t8) {id = 18}
-// BELADY: %b0_1, %t17 = dan.spill_in %b0 after(%t16) {id = 17, offset = 0}
-// BELADY: %b1_2, %t19 = dan.spill_in %b1_1 after(%t18) {id = 19, offset = 0}
-// ALIGN: %b0, %t0 = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<L1, 128>
-// ALIGN: %b1, %t2 = dan.alloc {id = 2, buf = 1, offset = 128} : !dan.buf<L1, 128>
-// ALIGN: %b2, %t4 = dan.alloc {id = 4, buf = 2, offset = 128} : !dan.buf<L1, 128>
-// ALIGN: %b3, %t6 = dan.alloc {id = 6, buf = 3, offset = 0} : !dan.buf<L0A, 128>
-// ALIGN: %b1_1, %t15 = dan.spill_in %b1 after(%t14) {id = 15, offset = 0}
-// ALIGN: %b0_1, %t17 = dan.spill_in %b0 after(%t16) {id = 17, offset = 0}
-// ALIGN: %b1_2, %t19 = dan.spill_in %b1_1 after(%t18) {id = 19, offset = 0}
+// COST: %a, %ta = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<L1, 128>
+// COST-NEXT: %t1 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%a) after(%ta) {id = 1}
+// COST-NEXT: %b, %tb = dan.alloc {id = 2, buf = 1, offset = 128} : !dan.buf<L1, 128>
+// COST-NEXT: %t3 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%b) after(%tb) {id = 3}
+// COST-NEXT: %t14 = dan.spill_out %b after(%tb, %t3) {id = 14}
+// COST-NEXT: %c, %tc = dan.alloc {id = 4, buf = 2, offset = 128} : !dan.buf<L1, 128>
+// COST-NEXT: %t5 = dan.dma "COPY_IN" on MTE2 cycles(100) bufs(%c) after(%tc) {id = 5}
+// COST-NEXT: %l, %tl = dan.alloc {id = 6, buf = 3, offset = 0} : !dan.buf<L0A, 128>
+// COST-NEXT: %t7 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%l, %a) after(%t1, %tl) {id = 7}
+// COST-NEXT: %t16 = dan.spill_out %a after(%ta, %t1, %t7) {id = 16}
+// COST-NEXT: %b_1, %t15 = dan.spill_in %b after(%t14) {id = 15, offset = 0}
+// COST-NEXT: %t8 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%l, %b_1) after(%t3, %t7) {id = 8}
+// COST-NEXT: %t9 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%l, %c) after(%t5, %t8) {id = 9}
+// COST-NEXT: %t18 = dan.spill_out %b_1 after(%t15, %t8) {id = 18}
+// COST-NEXT: %a_1, %t17 = dan.spill_in %a after(%t16) {id = 17, offset = 0}
+// COST-NEXT: %t10 = dan.free %a_1 after(%t7) {id = 10}
+// COST-NEXT: %b_2, %t19 = dan.spill_in %b_1 after(%t18) {id = 19, offset = 0}
+// COST-NEXT: %t11 = dan.free %b_2 after(%t8) {id = 11}
+// COST-NEXT: %t12 = dan.free %c after(%t9) {id = 12}
+// COST-NEXT: %t13 = dan.free %l after(%t9) {id = 13}
+// LRU: %a, %ta = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<L1, 128>
+// LRU: %b, %tb = dan.alloc {id = 2, buf = 1, offset = 128} : !dan.buf<L1, 128>
+// LRU: %t14 = dan.spill_out %a after(%ta, %t1) {id = 14}
+// LRU: %c, %tc = dan.alloc {id = 4, buf = 2, offset = 0} : !dan.buf<L1, 128>
+// LRU: %l, %tl = dan.alloc {id = 6, buf = 3, offset = 0} : !dan.buf<L0A, 128>
+// LRU: %t16 = dan.spill_out %b after(%tb, %t3) {id = 16}
+// LRU: %a_1, %t15 = dan.spill_in %a after(%t14) {id = 15, offset = 128}
+// LRU: %t18 = dan.spill_out %c after(%tc, %t5) {id = 18}
+// LRU: %b_1, %t17 = dan.spill_in %b after(%t16) {id = 17, offset = 0}
+// LRU: %t20 = dan.spill_out %a_1 after(%t15, %t7) {id = 20}
+// LRU: %c_1, %t19 = dan.spill_in %c after(%t18) {id = 19, offset = 128}
+// LRU: %t22 = dan.spill_out %b_1 after(%t17, %t8) {id = 22}
+// LRU: %a_2, %t21 = dan.spill_in %a_1 after(%t20) {id = 21, offset = 0}
+// LRU: %b_2, %t23 = dan.spill_in %b_1 after(%t22) {id = 23, offset = 0}
+// BELADY: %t14 = dan.spill_out %b after(%tb, %t3) {id = 14}
+// BELADY: %t16 = dan.spill_out %a after(%ta, %t1, %t7) {id = 16}
+// BELADY: %b_1, %t15 = dan.spill_in %b after(%t14) {id = 15, offset = 0}
+// BELADY: %t18 = dan.spill_out %b_1 after(%t15, %t8) {id = 18}
+// BELADY: %a_1, %t17 = dan.spill_in %a after(%t16) {id = 17, offset = 0}
+// BELADY: %b_2, %t19 = dan.spill_in %b_1 after(%t18) {id = 19, offset = 0}
+// ALIGN: %a, %ta = dan.alloc {id = 0, buf = 0, offset = 0} : !dan.buf<L1, 128>
+// ALIGN: %b, %tb = dan.alloc {id = 2, buf = 1, offset = 128} : !dan.buf<L1, 128>
+// ALIGN: %c, %tc = dan.alloc {id = 4, buf = 2, offset = 128} : !dan.buf<L1, 128>
+// ALIGN: %l, %tl = dan.alloc {id = 6, buf = 3, offset = 0} : !dan.buf<L0A, 128>
+// ALIGN: %b_1, %t15 = dan.spill_in %b after(%t14) {id = 15, offset = 0}
+// ALIGN: %a_1, %t17 = dan.spill_in %a after(%t16) {id = 17, offset = 0}
+// ALIGN: %b_2, %t19 = dan.spill_in %b_1 after(%t18) {id = 19, offset = 0}
 
 dan.kernel @two attributes {target = #dan.target<"tiny", L1 = 256, UB = 128, L0A = 128, L0B = 128, L0C = 256>} {
   %a, %ta = dan.alloc {id = 0, buf = 0} : !dan.buf<L1, 128>
@@ -115,13 +115,13 @@ dan.kernel @bestfit attributes {target = #dan.target<"tiny", L1 = 256, UB = 128,
 // overlaps the first MMAD; best fit (the spec's rule) would put y at 0 and wait.
 
 // COST-LABEL: dan.kernel @pingpong
-// COST: %b1, %t2 = dan.alloc {id = 2, buf = 1, offset = 0} : !dan.buf<L0A, 128>
-// COST: %b3, %t7 = dan.alloc {id = 7, buf = 3, offset = 128} : !dan.buf<L0A, 128>
-// COST-NEXT: %t8 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%b3, %b0) after(%t3, %t7) {id = 8}
+// COST: %x, %tx = dan.alloc {id = 2, buf = 1, offset = 0} : !dan.buf<L0A, 128>
+// COST: %y, %ty = dan.alloc {id = 7, buf = 3, offset = 128} : !dan.buf<L0A, 128>
+// COST-NEXT: %t8 = dan.dma "MOVE" on MTE1 cycles(10) bufs(%y, %a) after(%t3, %ty) {id = 8}
 // LRU-LABEL: dan.kernel @pingpong
-// LRU: %b3, %t7 = dan.alloc {id = 7, buf = 3, offset = 128} : !dan.buf<L0A, 128>
+// LRU: %y, %ty = dan.alloc {id = 7, buf = 3, offset = 128} : !dan.buf<L0A, 128>
 // BELADY-LABEL: dan.kernel @pingpong
-// BELADY: %b3, %t7 = dan.alloc {id = 7, buf = 3, offset = 128} : !dan.buf<L0A, 128>
+// BELADY: %y, %ty = dan.alloc {id = 7, buf = 3, offset = 128} : !dan.buf<L0A, 128>
 
 dan.kernel @pingpong attributes {target = #dan.target<"tiny", L1 = 256, UB = 128, L0A = 256, L0B = 128, L0C = 256>} {
   %a, %ta = dan.alloc {id = 0, buf = 0} : !dan.buf<L1, 128>

@@ -8,20 +8,20 @@
 // while a is live (peak 32 -> 64), so by default nothing moves, and DLR then puts b at
 // a's address: COPY_IN b waits for FREE a (makespan 1200).
 // KEEP-LABEL: dan.kernel @loads
-// KEEP-NEXT:    %b0, %t0 = dan.alloc {id = 0, buf = 0} : !dan.buf<UB, 32>
+// KEEP-NEXT:    %a, %ta = dan.alloc {id = 0, buf = 0} : !dan.buf<UB, 32>
 // KEEP-NEXT:    %t1 = dan.dma "COPY_IN"
 // KEEP-NEXT:    %t2 = dan.compute "EXP"
-// KEEP-NEXT:    %t3 = dan.free %b0
-// KEEP-NEXT:    %b1, %t4 = dan.alloc {id = 4, buf = 1} : !dan.buf<UB, 32>
+// KEEP-NEXT:    %t3 = dan.free %a
+// KEEP-NEXT:    %b, %tb = dan.alloc {id = 4, buf = 1} : !dan.buf<UB, 32>
 // KEEP-TIME: peak L1+UB: 32
 // KEEP-TIME: makespan: 1200
 
 // Test that with 32 units of slack the load (ALLOC b and its COPY_IN) moves ahead of
 // EXP a, and the second EXP no longer waits for the reload of a's space (1100).
 // HOIST-LABEL: dan.kernel @loads
-// HOIST-NEXT:    %b0, %t0 = dan.alloc {id = 0, buf = 0} : !dan.buf<UB, 32>
+// HOIST-NEXT:    %a, %ta = dan.alloc {id = 0, buf = 0} : !dan.buf<UB, 32>
 // HOIST-NEXT:    %t1 = dan.dma "COPY_IN"
-// HOIST-NEXT:    %b1, %t4 = dan.alloc {id = 4, buf = 1} : !dan.buf<UB, 32>
+// HOIST-NEXT:    %b, %tb = dan.alloc {id = 4, buf = 1} : !dan.buf<UB, 32>
 // HOIST-NEXT:    %t5 = dan.dma "COPY_IN"
 // HOIST-NEXT:    %t2 = dan.compute "EXP"
 // HOIST-TIME: peak L1+UB: 64

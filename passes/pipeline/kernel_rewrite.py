@@ -4,7 +4,9 @@ A `PlanningPass` only replaces each kernel's plan: `plan(view)` works on the arr
 view. `plan_arrays` runs planning passes on a kernel's arrays alone (no IR: graph
 inputs, dan-bench); `replan` views each kernel once, runs a whole run of planning
 passes on the arrays, and rebuilds the kernel once (not at all when no pass changed
-the plan), so `mpas,dlr,cpe` costs one view and one rebuild, not three.
+the plan), so `mpas,dlr,cpe` costs one view and one rebuild, not three. The rebuilt
+kernel keeps what the passes do not own: the kernel's and each node op's discardable
+attributes and the SSA names (`dan.dialect.ir.kernel.foreign`).
 """
 
 from __future__ import annotations
@@ -36,14 +38,15 @@ class PlanningPass(ModulePass, ABC):
 
 def plan_arrays(view: KernelView, passes: Sequence[PlanningPass]) -> KernelView:
     """Run planning passes in order on one kernel's arrays (no IR); a pass's
-    `ValueError` becomes a `PassFailedException` naming the pass and the kernel."""
+    `ValueError` becomes a `PassFailedException` naming the pass and the kernel. The
+    result keeps `view.ops` (the IR the arrays were viewed from, if any)."""
     for p in passes:
         try:
             plan = p.plan(view)
         except ValueError as e:
             raise PassFailedException(f"{p.name}: kernel @{view.graph.name}: {e}") from None
         if plan is not view.plan:
-            view = KernelView(view.graph, plan, view.target)
+            view = KernelView(view.graph, plan, view.target, view.ops)
     return view
 
 
@@ -57,7 +60,7 @@ def replan(module: ModuleOp, passes: Sequence[PlanningPass]) -> None:
         start = view_kernel(kernel)
         view = plan_arrays(start, passes)
         if view.plan is not start.plan:
-            Rewriter.replace_op(kernel, build_kernel(view.graph, view.plan, view.target))
+            Rewriter.replace_op(kernel, build_kernel(view.graph, view.plan, view.target, start.ops))
 
 
 def original_order(view: KernelView) -> list[int]:
