@@ -4,13 +4,19 @@
 one stream per pipe with items, every plan node an `exec` carrying its accesses (the
 buffer's tier and the offset of its current placement: the ALLOC's, or the latest
 SPILL_IN's). Its inverse, `sync_ops.view_program`, reads a program back as a `SyncProgram`.
+Built from a viewed kernel, the program and its `exec`s keep the kernel's and the node
+ops' discardable attributes (`kernel.foreign`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i64
 from xdsl.ir import Block, Operation, Region
 
+from dan.dialect.ir.kernel.foreign import kernel_attributes
+from dan.dialect.ir.node_op import NodeOp
 from dan.dialect.model.graph import ALLOC, OP, KernelGraph, Plan
 from dan.dialect.model.target import Core
 from dan.dialect.ir.target_attr import TargetAttr
@@ -54,8 +60,15 @@ def node_accesses(graph: KernelGraph, plan: Plan, target: Core) -> list[list[Acc
     return out
 
 
-def build_program(graph: KernelGraph, plan: Plan, target: Core, program: SyncProgram) -> ProgramOp:
-    """The `dan_sync.program` of `program`, lowered from `graph` scheduled by `plan`."""
+def build_program(
+    graph: KernelGraph, plan: Plan, target: Core, program: SyncProgram, source: Sequence[NodeOp] = ()
+) -> ProgramOp:
+    """The `dan_sync.program` of `program`, lowered from `graph` scheduled by `plan`.
+
+    `source`: the node op of each plan node of the kernel `graph` and `plan` were viewed
+    from (`KernelView.ops`), if any; each `exec` keeps its node op's discardable
+    attributes and the program the kernel's, `target` excepted (ALLOC and FREE have no
+    op here, and the dialect has no SSA values to name)."""
     accesses = node_accesses(graph, plan, target)
     n, base = graph.n, graph.spill_id_base
     pipes = [StringAttr(p) for p in target.pipes]
@@ -69,7 +82,8 @@ def build_program(graph: KernelGraph, plan: Plan, target: Core, program: SyncPro
             if kind == NODE:
                 v = other
                 node_id = graph.node_ids[v] if v < n else base + v - n
-                ops.append(ExecOp.create(properties=attrs.properties(graph.op_name(v), node_id, program.cycles[v], accesses[v])))
+                props = attrs.properties(graph.op_name(v), node_id, program.cycles[v], accesses[v])
+                ops.append(ExecOp.create(properties=props, attributes=source[v].attributes if source else {}))
             elif kind == BARRIER:
                 ops.append(BarrierOp.create())
             else:
@@ -79,5 +93,5 @@ def build_program(graph: KernelGraph, plan: Plan, target: Core, program: SyncPro
         streams.append(StreamOp.create(properties={"pipe": pipes[p]}, regions=[Region(Block(ops))]))
     return ProgramOp.create(
         properties={"sym_name": StringAttr(graph.name), "event_ids": IntegerAttr(program.limit, i64)},
-        attributes={"target": TargetAttr(target)}, regions=[Region(Block(streams))],
+        attributes=kernel_attributes(source, {"target": TargetAttr(target)}), regions=[Region(Block(streams))],
     )

@@ -134,7 +134,9 @@ class StreamOp(IRDLOperation):
 
 @irdl_op_definition
 class ExecOp(IRDLOperation):
-    """One plan node on its stream's pipe: `dan_sync.exec "MATMUL" id 7 cycles 64 (L0A[0, 64) buf 3, ...)`."""
+    """One plan node on its stream's pipe: `dan_sync.exec "MATMUL" id 7 cycles 64 (L0A[0, 64) buf 3, ...)`,
+    then its discardable attributes, if any (`{note = "x"}`: those of the node op it was
+    lowered from)."""
 
     name = "dan_sync.exec"
 
@@ -175,13 +177,15 @@ class ExecOp(IRDLOperation):
             return parser.parse_integer(allow_boolean=False), tier, start, end - start
 
         found = parser.parse_comma_separated_list(parser.Delimiter.PAREN, access)
-        return cls.create(properties=exec_properties(op, node_id, cycles, found))
+        attrs = parser.parse_optional_attr_dict()
+        return cls.create(properties=exec_properties(op, node_id, cycles, found), attributes=attrs)
 
     def print(self, printer: Printer) -> None:
         text = ", ".join(f"{t}[{o}, {o + s}) buf {b}" for b, t, o, s in self.accesses())
         printer.print_string(" ")
         printer.print_string_literal(self.op.data)
         printer.print_string(f" id {self.node_id.value.data} cycles {self.cycles.value.data} ({text})")
+        printer.print_op_attributes(self.attributes)
 
     def verify_(self) -> None:
         if len(self.access) != 3 * len(self.tiers.data):

@@ -28,7 +28,8 @@ from dan.passes.pipeline.pass_options import embed_options, embedded_options
 class LowerSyncPass(ModulePass):
     """Lower every kernel's plan (it must replay valid and have a layout) to streams with
     `set_flag`/`wait_flag` pairs for its cross-pipe dependencies; options: the fields
-    of `SyncOptions` (`lower-sync{event-ids=2}`)."""
+    of `SyncOptions` (`lower-sync{event-ids=2}`). The program keeps the kernel's
+    discardable attributes and each `exec` its node op's (`build_program`)."""
 
     name = "lower-sync"
 
@@ -43,7 +44,7 @@ class LowerSyncPass(ModulePass):
                     check_program(program, view.graph, view.plan, view.target)
             except (SyncError, GraphError) as e:
                 raise PassFailedException(f"{self.name}: kernel @{name}: {e}") from None
-            Rewriter.replace_op(kernel, build_program(view.graph, view.plan, view.target, program))
+            Rewriter.replace_op(kernel, build_program(view.graph, view.plan, view.target, program, view.ops))
 
 
 def programs(module: ModuleOp) -> list[ProgramOp]:
