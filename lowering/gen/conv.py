@@ -58,7 +58,10 @@ class ConvShape:
             raise ValueError("conv: layers, blocks and channels must be at least 1, halo and upsample at least 0")
         if self.upsample and self.channels % 4:
             raise ValueError("conv: upsample needs channels divisible by 4")
-        largest = self.block_bytes << ((self.layers - 1) // self.upsample if self.upsample else 0)
+        steps = (self.layers - 1) // self.upsample if self.upsample else 0
+        if steps > 10:  # 4-byte blocks doubled 11 times exceed L1 (no huge shift below)
+            raise ValueError(f"conv: {steps} depth-to-space steps grow blocks past L1 (4096 bytes)")
+        largest = self.block_bytes << steps
         if self.fmap < 0 or self.block_bytes < 4 or (2 * self.halo + 7) * largest + WEIGHT > 4096:
             raise ValueError(f"conv: blocks of {largest} bytes with halo {self.halo} do not fit L1 (4096 bytes)")
 
@@ -164,6 +167,37 @@ def conv(shape: ConvShape, name: str | None = None) -> KernelGraph:
     """The convolution kernel of `shape` (see the module docstring for the order)."""
     shape.check()
     return _Kernel(shape).run(name or f"conv_{shape.layers}x{shape.blocks}x{shape.channels}")
+
+
+def conv_nodes(shape: ConvShape) -> int:
+    """The node count of `conv(shape)` (a checked shape), from the shape alone: the
+    input blocks, per layer its outputs, partial sums, weights and a weight tile per
+    (output block, input group), each depth-to-space step, the COPY_OUTs; an ALLOC and
+    a FREE per buffer, one node per operation. Layers between two depth-to-space steps
+    are counted together."""
+    ch, u = shape.channels, shape.upsample
+    blocks, groups = shape.blocks, ch
+    buffers = operations = blocks * ch
+
+    def layers(count: int, c_in: int) -> None:
+        nonlocal buffers, operations
+        pairs = blocks * ch * c_in
+        buffers += count * (blocks * ch * (2 if c_in > 1 else 1) + ch * c_in + pairs)
+        operations += count * (ch * c_in + 2 * pairs)
+
+    done = 0
+    while done < shape.layers:
+        run = shape.layers - done if not u else min(u, shape.layers - done)
+        layers(1, groups)
+        layers(run - 1, ch)
+        done += run
+        groups = ch
+        if u and done < shape.layers:  # depth-to-space: four groups -> two blocks
+            buffers += 2 * blocks * (groups // 4)
+            operations += blocks * (groups // 4)
+            blocks, groups = 2 * blocks, groups // 4
+    operations += blocks * groups
+    return 2 * buffers + operations
 
 
 def random_conv_shape(rng: random.Random) -> ConvShape:

@@ -17,6 +17,7 @@ For each pair `(q, kv)` the query block attends to:
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 
@@ -43,6 +44,20 @@ class FlashShape:
             raise ValueError("flash-attention: block and chunk counts must be at least 1")
         if not 64 <= self.block <= 256:
             raise ValueError("flash-attention: block must be 64 to 256 bytes (L0C holds 512)")
+
+    def pair_count(self) -> int:
+        """`len(self.pairs())` without listing them: each query block's kv blocks are a
+        prefix, those below `(q + 1) * ratio`, counted as `pairs` computes them for up to
+        65,536 query blocks; beyond, in exact arithmetic (where the float ratio of
+        `pairs` may admit up to gcd(q_blocks, kv_blocks) - 1 pairs more)."""
+        if not self.causal:
+            return self.q_blocks * self.kv_blocks
+        Q, K = self.q_blocks, self.kv_blocks
+        if Q <= 1 << 16:
+            ratio = K / Q
+            return sum(min(K, math.ceil((q + 1) * ratio)) for q in range(Q))
+        g = math.gcd(K, Q)  # sum of ceil(jK/Q) for j = 1..Q, in exact arithmetic
+        return ((K - 1) * (Q - 1) + g - 1) // 2 + K + Q - g
 
     def pairs(self) -> list[tuple[int, int]]:
         """The (q, kv) pairs in program order; causal keeps kv blocks up to the diagonal."""
@@ -153,6 +168,19 @@ def flash_attention(shape: FlashShape, name: str | None = None) -> KernelGraph:
     """The flash-attention kernel of `shape` (see the module docstring for the order)."""
     shape.check()
     return _Kernel(shape).run(name or f"flash_attention_{shape.q_blocks}x{shape.kv_blocks}")
+
+
+def flash_attention_nodes(shape: FlashShape) -> int:
+    """The node count of `flash_attention(shape)`, from the shape alone: per (q, kv)
+    pair the scores and the P V products, per query block its first and last pair's
+    extra work, on every other pair the online-softmax merge, each L1 block of Q, K and
+    V loaded once; an ALLOC and a FREE per buffer, one node per operation."""
+    pairs, q, kv, d, v = shape.pair_count(), shape.q_blocks, shape.kv_blocks, shape.d_chunks, shape.v_chunks
+    loads = (q + kv) * d + kv * v  # L1 blocks: a buffer and a COPY_IN each
+    merges = pairs - q  # pairs after a query block's first
+    buffers = pairs * (11 + 2 * d + 3 * v) + q * (1 + 2 * v) + merges * (8 + 4 * v) + loads
+    operations = pairs * (8 + 3 * d + 3 * v) + q * (3 + 3 * v) + merges * (8 + 4 * v) + loads
+    return 2 * buffers + operations
 
 
 def random_flash_shape(rng: random.Random) -> FlashShape:

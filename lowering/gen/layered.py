@@ -1,5 +1,5 @@
 """Layered random kernels for fuzzing: random DAGs over the data paths of a Davinci core
-with the traced ALLOC/FREE structure (edges by the rule of `gen_trace`).
+with the traced ALLOC/FREE structure (edges by the rule of `gen.trace`).
 
 Layer 0 loads `width` blocks (COPY_IN into L1 or UB). Each later layer issues `width`
 operations; each picks a data path whose input tiers hold data, reads its inputs from
@@ -84,6 +84,13 @@ def random_dag(shape: RandomShape, name: str | None = None) -> KernelGraph:
     for b in layers[-1].get("UB", []):
         tr.op("COPY_OUT", "MTE3", copy_in_cycles(tr.buffers[b][0]), [b], writes=0)
     return tr.finish(name or f"random_{shape.layers}x{shape.width}_{shape.seed}")
+
+
+def random_dag_nodes(shape: RandomShape) -> int:
+    """At most the node count of `random_dag(shape)`, from the shape alone: an ALLOC, an
+    operation and a FREE per operation slot (an accumulating MATMUL allocates nothing),
+    and a COPY_OUT per operation of the last layer."""
+    return 3 * shape.layers * shape.width + shape.width
 
 
 def random_dag_shape(rng: random.Random) -> RandomShape:

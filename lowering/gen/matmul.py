@@ -91,6 +91,15 @@ def matmul(shape: MatmulShape, name: str | None = None) -> KernelGraph:
     return trace.finish(name or f"matmul_{shape.m}x{shape.n}x{shape.k}")
 
 
+def matmul_nodes(shape: MatmulShape) -> int:
+    """The node count of `matmul(shape)`, from the shape alone: an ALLOC and a FREE per
+    buffer (an L0C accumulator per tile, an L0A and an L0B per product, the m*k + k*n L1
+    blocks) and each operation (a COPY_IN per L1 block, two MOVEs and a MATMUL per
+    product, a COPY_OUT per tile)."""
+    tiles, products, blocks = shape.m * shape.n, shape.m * shape.n * shape.k, (shape.m + shape.n) * shape.k
+    return 2 * (tiles + 2 * products + blocks) + blocks + 3 * products + tiles
+
+
 def random_matmul_shape(rng: random.Random) -> MatmulShape:
     """A small matmul shape drawn from `rng` (about 100 to 3,000 nodes)."""
     return MatmulShape(rng.randint(1, 6), rng.randint(1, 6), rng.randint(1, 8), rng.choice((64, 128, 128, 256)))

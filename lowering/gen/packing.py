@@ -47,6 +47,12 @@ def packing(shape: PackingShape, name: str | None = None) -> KernelGraph:
     return tiling_kernel(instance, label, core)
 
 
+def packing_nodes(shape: PackingShape) -> int:
+    """At least the node count of `packing(shape)`, from the shape alone: an ALLOC,
+    COPY_IN, COPY_OUT and FREE for each of at least `buffers` buffers."""
+    return 4 * shape.buffers
+
+
 def random_packing_shape(rng: random.Random) -> PackingShape:
     """A small tight packing shape drawn from `rng`."""
     return PackingShape(rng.randint(20, 120), CONTEST.capacity[0], 16, seed=rng.randrange(1 << 30))

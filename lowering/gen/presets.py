@@ -16,30 +16,41 @@ from dataclasses import dataclass
 from typing import Any
 
 from dan.dialect.model.graph import ALLOC, FREE, KernelGraph
-from dan.lowering.gen.conv import ConvShape, conv, random_conv_shape
-from dan.lowering.gen.flash_attention import FlashShape, flash_attention, random_flash_shape
-from dan.lowering.gen.matmul import MatmulShape, matmul, random_matmul_shape
-from dan.lowering.gen.packing import PackingShape, packing, random_packing_shape
-from dan.lowering.gen.layered import RandomShape, random_dag, random_dag_shape
+from dan.lowering.gen.conv import ConvShape, conv, conv_nodes, random_conv_shape
+from dan.lowering.gen.flash_attention import FlashShape, flash_attention, flash_attention_nodes, random_flash_shape
+from dan.lowering.gen.matmul import MatmulShape, matmul, matmul_nodes, random_matmul_shape
+from dan.lowering.gen.packing import PackingShape, packing, packing_nodes, random_packing_shape
+from dan.lowering.gen.layered import RandomShape, random_dag, random_dag_nodes, random_dag_shape
 
 
 @dataclass(frozen=True)
 class Family:
-    """A kernel family: `build(shape, name)`, `draw(rng)` a random shape, and the fields a
-    `--shapes` entry such as `4x4x2` sets, in order."""
+    """A kernel family: `build(shape, name)`, `draw(rng)` a random shape, the fields a
+    `--shapes` entry such as `4x4x2` sets, in order, and `nodes(shape)`, the node count
+    of the kernel computed from the (checked) shape without building it: exact, or
+    `nodes_are` "at most" or "at least" that many when the kernel's draws decide."""
 
     shape: type
     build: Callable[[Any, str | None], KernelGraph]
     draw: Callable[[random.Random], Any]
     sweep: tuple[str, ...]
+    nodes: Callable[[Any], int]
+    nodes_are: str = "exactly"
+
+    @property
+    def seeded(self) -> bool:
+        """The shape carries a seed of its own (drawn, never given): seeds vary the kernel
+        even when every other field is given."""
+        return any(f.name == "seed" for f in dataclasses.fields(self.shape))
 
 
 FAMILIES: dict[str, Family] = {
-    "matmul": Family(MatmulShape, matmul, random_matmul_shape, ("m", "n", "k")),
-    "flash-attention": Family(FlashShape, flash_attention, random_flash_shape, ("q_blocks", "kv_blocks")),
-    "conv": Family(ConvShape, conv, random_conv_shape, ("layers", "blocks", "channels")),
-    "random": Family(RandomShape, random_dag, random_dag_shape, ("layers", "width")),
-    "packing": Family(PackingShape, packing, random_packing_shape, ("buffers",)),
+    "matmul": Family(MatmulShape, matmul, random_matmul_shape, ("m", "n", "k"), matmul_nodes),
+    "flash-attention": Family(FlashShape, flash_attention, random_flash_shape, ("q_blocks", "kv_blocks"),
+                              flash_attention_nodes),
+    "conv": Family(ConvShape, conv, random_conv_shape, ("layers", "blocks", "channels"), conv_nodes),
+    "random": Family(RandomShape, random_dag, random_dag_shape, ("layers", "width"), random_dag_nodes, "at most"),
+    "packing": Family(PackingShape, packing, random_packing_shape, ("buffers",), packing_nodes, "at least"),
 }
 
 # name -> (family, shape, (nodes, edges) of the public kernel)
