@@ -2,6 +2,9 @@
 // RUN: dan-opt %t.json | filecheck %s
 // RUN: dan-opt --mpas --dlr --cpe %t.json -t plan -o %t.plan && dan-replay %t.json --plan %t.plan | filecheck %s --check-prefix=REPLAY
 // RUN: not dan-gen conv --halo -1 2>&1 | filecheck %s --check-prefix=ERR
+// RUN: not dan-gen matmul --shapes 100000x100000x100000 --count 1 -o %t.big 2>&1 | filecheck %s --check-prefix=BIG
+// RUN: not ls %t.big
+// RUN: not dan-gen matmul --m 4 --n 4 --k 4 --tile 128 --count 3 -o %t.same 2>&1 | filecheck %s --check-prefix=SAME
 
 // Test that a generated matmul lists its nodes in the traced program order (ALLOC of
 // the accumulator, per k step the L1 loads, ALLOC L0A/L0B, the two MOVEs and the
@@ -33,3 +36,8 @@
 // REPLAY: spills: 0
 
 // ERR: dan-gen: error: conv: layers, blocks and channels must be at least 1, halo and upsample at least 0
+
+// Test that a kernel over the node limit is refused from its shape, before anything is
+// built or written, and that --count is refused when the shape leaves nothing to vary.
+// BIG: dan-gen: error: matmul_100000x100000x100000 would have 7,000,090,000,000,000 nodes, over the limit of 1,000,000 (raise it with --max-nodes N)
+// SAME: dan-gen: error: --count 3 would write 3 identical matmul_4x4x4 kernels: the shape sets every field (m, n, k, tile) and matmul has no randomness of its own; leave a field unset for the seeds to draw, or drop --count

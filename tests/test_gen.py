@@ -136,11 +136,13 @@ def test_cli_like_output_is_independent_of_hash_seed(tmp_path: Path) -> None:
 
 
 def test_cli_sweep_writes_one_file_per_shape_and_seed(tmp_path: Path) -> None:
-    p = cli("dan-gen", "matmul", "--shapes", "1x1x1,2x1x1", "--count", "2", "--seed", "4", "--tile", "64", "-o", str(tmp_path))
+    p = cli("dan-gen", "matmul", "--shapes", "1x1x1,2x1x1", "--count", "2", "--seed", "4", "-o", str(tmp_path))
     assert p.returncode == 0, p.stderr
     names = sorted(f.name for f in tmp_path.iterdir())
     assert names == ["matmul_1x1x1_s4.json", "matmul_1x1x1_s5.json", "matmul_2x1x1_s4.json", "matmul_2x1x1_s5.json"]
-    assert read_graph(tmp_path / "matmul_2x1x1_s5.json").buf_size[0] == 128  # L0C of a 64-byte tile
+    assert read_graph(tmp_path / "matmul_2x1x1_s5.json").buf_size[0] == 128  # L0C of a 64-byte tile (drawn)
+    assert read_graph(tmp_path / "matmul_2x1x1_s4.json").buf_size[0] == 512  # of a 256-byte one
+    assert p.stderr == ""  # the seeds drew different tiles: no repeats to note
 
 
 @pytest.mark.parametrize("args, message", [
