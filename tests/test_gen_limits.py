@@ -52,6 +52,7 @@ def test_causal_pairs_are_counted_without_listing_them() -> None:
     (("random", "--layers", "100000", "--width", "1000"), "would have at most 300,001,000 nodes"),
     (("packing", "--buffers", "1000000"), "packing_1000000 would have at least 4,000,000 nodes"),
     (("matmul", "--m", "9" * 30), "would have more than 10^"),
+    (("flash-attention", "--kv-blocks", "9" * 400, "--causal"), "would have more than 10^"),
     (("matmul", "--max-nodes", "0"), "--max-nodes must be at least 1"),
     (("conv", "--layers", "1000000000000", "--upsample", "1"), "grow blocks past L1"),
 ])

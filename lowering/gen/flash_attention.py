@@ -48,12 +48,12 @@ class FlashShape:
     def pair_count(self) -> int:
         """`len(self.pairs())` without listing them: each query block's kv blocks are a
         prefix, those below `(q + 1) * ratio`, counted as `pairs` computes them for up to
-        65,536 query blocks; beyond, in exact arithmetic (where the float ratio of
-        `pairs` may admit up to gcd(q_blocks, kv_blocks) - 1 pairs more)."""
+        65,536 query blocks and 2^53 kv blocks; beyond, in exact arithmetic (where the
+        float ratio of `pairs` may admit up to gcd(q_blocks, kv_blocks) - 1 pairs more)."""
         if not self.causal:
             return self.q_blocks * self.kv_blocks
         Q, K = self.q_blocks, self.kv_blocks
-        if Q <= 1 << 16:
+        if Q <= 1 << 16 and K <= 1 << 53:
             ratio = K / Q
             return sum(min(K, math.ceil((q + 1) * ratio)) for q in range(Q))
         g = math.gcd(K, Q)  # sum of ceil(jK/Q) for j = 1..Q, in exact arithmetic
