@@ -276,9 +276,12 @@ def check_order(graph: KernelGraph, order: list[int], error: type[ValueError] = 
 
 
 def topological_order(graph: KernelGraph) -> list[int]:
-    """Kahn's order, smallest index first; raises GraphError naming a node on a cycle."""
+    """Kahn's order, smallest index first; raises GraphError naming a node on a cycle.
+    When every edge goes from a lower to a higher index, that is the index order."""
     import heapq
 
+    if all(max(ps, default=-1) < v for v, ps in enumerate(graph.preds)):
+        return list(range(graph.n))
     indeg = [len(p) for p in graph.preds]
     ready = [v for v in range(graph.n) if indeg[v] == 0]
     heapq.heapify(ready)

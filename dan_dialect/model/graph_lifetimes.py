@@ -72,12 +72,12 @@ class _Reach:
         return False
 
 
-def _next_to(links: list[int], b: int, end: int, proven: set[int], m: int) -> bool:
-    """The one-step case of `_Reach.reaches`: a direct link to `end` or to a proven node."""
-    for y in links:
-        if y == end or y * m + b in proven:
-            return True
-    return False
+def _after_alloc_problem(graph: LinkedBuffers, v: int, b: int, alloc: int) -> str:
+    """The message for node `v` not ordered after ALLOC(b) (node `alloc`)."""
+    ids, bid = graph.node_ids, graph.buf_ids[b]
+    if graph.kinds[v] == _FREE:
+        return f"FREE node {ids[v]} of buffer {bid} is not ordered after its ALLOC"
+    return f"node {ids[v]} uses buffer {bid} but the edges do not order it after ALLOC node {ids[alloc]}"
 
 
 def check_lifetimes(graph: LinkedBuffers, topo: list[int]) -> str | None:
@@ -91,7 +91,7 @@ def check_lifetimes(graph: LinkedBuffers, topo: list[int]) -> str | None:
         pos[v] = i
     kinds, node_bufs, ids, buf_ids = graph.kinds, graph.node_bufs, graph.node_ids, graph.buf_ids
     problems: list[tuple[int, int, str]] = []  # (node index, rank of the buffer in the node, message)
-    preds, succs = graph.preds, graph.succs
+    preds, succs, buf_alloc, buf_free = graph.preds, graph.succs, graph.buf_alloc, graph.buf_free
     m = len(buf_ids)
     down = _Reach(preds, pos, m)  # from a use back up to ALLOC
     proven = down.proven
@@ -99,15 +99,17 @@ def check_lifetimes(graph: LinkedBuffers, topo: list[int]) -> str | None:
         kind = kinds[v]
         if kind == _ALLOC:
             continue
+        links = preds[v]
         for k, b in enumerate(node_bufs[v]):
-            alloc = graph.buf_alloc[b]
-            if _next_to(preds[v], b, alloc, proven, m) or down.reaches(v, b, alloc, forward_bound=False):
-                proven.add(v * m + b)
-            elif kind == _FREE:
-                problems.append((v, k, f"FREE node {ids[v]} of buffer {buf_ids[b]} is not ordered after its ALLOC"))
+            alloc = buf_alloc[b]
+            for y in links:  # the one-step case of `reaches`, inline (most uses end here)
+                if y == alloc or y * m + b in proven:
+                    break
             else:
-                problems.append((v, k, f"node {ids[v]} uses buffer {buf_ids[b]} but the edges do not "
-                                       f"order it after ALLOC node {ids[alloc]}"))
+                if not down.reaches(v, b, alloc, forward_bound=False):
+                    problems.append((v, k, _after_alloc_problem(graph, v, b, alloc)))
+                    continue
+            proven.add(v * m + b)
     if problems:
         return min(problems)[2]
     del down
@@ -116,11 +118,16 @@ def check_lifetimes(graph: LinkedBuffers, topo: list[int]) -> str | None:
     for v in reversed(topo):
         if kinds[v] != _OP:
             continue
+        links = succs[v]
         for k, b in enumerate(node_bufs[v]):
-            free = graph.buf_free[b]
-            if _next_to(succs[v], b, free, proven, m) or up.reaches(v, b, free, forward_bound=True):
-                proven.add(v * m + b)
+            free = buf_free[b]
+            for y in links:  # the one-step case of `reaches`, inline
+                if y == free or y * m + b in proven:
+                    break
             else:
-                problems.append((v, k, f"node {ids[v]} uses buffer {buf_ids[b]} but the edges do not "
-                                       f"order it before FREE node {ids[free]}"))
+                if not up.reaches(v, b, free, forward_bound=True):
+                    problems.append((v, k, f"node {ids[v]} uses buffer {buf_ids[b]} but the edges do not "
+                                           f"order it before FREE node {ids[free]}"))
+                    continue
+            proven.add(v * m + b)
     return min(problems)[2] if problems else None
