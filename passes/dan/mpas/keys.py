@@ -28,8 +28,22 @@ def downstream_criticality(graph: KernelGraph, topo: list[int] | None = None) ->
     h = [0] * graph.n
     cycles, succs = graph.cycles, graph.succs
     for v in reversed(topo if topo is not None else topological_order(graph)):
-        h[v] = cycles[v] + max((h[u] for u in succs[v]), default=0)
+        longest = 0
+        for u in succs[v]:
+            if h[u] > longest:
+                longest = h[u]
+        h[v] = cycles[v] + longest
     return h
+
+
+def residency_deltas(graph: KernelGraph, target: Core) -> list[int]:
+    """`graph.delta(v, target)` of every node v: + size for an ALLOC of a peak-tier
+    buffer, - size for its FREE, 0 otherwise."""
+    peak, tier, size = target.peak_tiers, graph.buf_tier, graph.buf_size
+    return [
+        0 if (k != ALLOC and k != FREE) or tier[bufs[0]] not in peak else size[bufs[0]] if k == ALLOC else -size[bufs[0]]
+        for k, bufs in zip(graph.kinds, graph.node_bufs)
+    ]
 
 
 def node_levels(graph: KernelGraph) -> list[int]:
@@ -51,7 +65,7 @@ def packed_keys(graph: KernelGraph, target: Core, policy: str, h: list[int]) -> 
     """`priority_keys` and the place value of the `locality` digit (0: the policy has none).
     The digit is `(n + 1)^2 - 1 - (r1 * (n + 1) + r2)` for locality `(r1, r2)`."""
     n = graph.n
-    delta = [graph.delta(v, target) for v in range(n)]
+    delta = residency_deltas(graph, target)
     low = min(delta, default=0)
     hmax = max(h, default=0)
     fields = {
