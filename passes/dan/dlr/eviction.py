@@ -46,7 +46,6 @@ def _evict_cheapest_window(scan: Scan, t: int, b: int, protected: frozenset[int]
     latest = scan.released[t].latest
     best: tuple[tuple[int, float, float, int, int, int], int, int] | None = None
     head: tuple[int, float, float] | None = None
-    lead = (0, 0.0, 0.0)
     count = len(blocks)
     for left in range(count):
         start = starts[left]
@@ -54,16 +53,19 @@ def _evict_cheapest_window(scan: Scan, t: int, b: int, protected: frozenset[int]
         live_cost = dead_cost = 0.0
         reuse = _INF
         late, touched, right = base, -1, left
+        lead = (0, 0.0, 0.0)  # the lead of free space alone, never above `head`
         while right < count and starts[right] < limit:
             victim = victims[right]
             if victim is None:
                 if blocks[right][2] >= 0:
                     break  # a protected buffer
-                if stall and late <= base:
-                    end = ends[right]
-                    r = latest(starts[right], end if end < limit else limit)
-                    if r > late:
-                        late = r
+                if not stall or late > base:
+                    right += 1
+                    continue  # free space that leaves the lead as it is
+                end = ends[right]
+                r = latest(starts[right], end if end < limit else limit)
+                if r > late:
+                    late = r
             else:
                 live, dead, next_need, last_touch, released = victim
                 live_cost += live
@@ -105,7 +107,7 @@ def _evict_cheapest_window(scan: Scan, t: int, b: int, protected: frozenset[int]
 
 def _victims(
     scan: Scan, blocks: list[tuple[int, int, int]], t: int, protected: frozenset[int], i: int
-) -> list[tuple[float, float, float, int, int] | None]:
+) -> list[tuple[float, float, float | int, int, int] | None]:
     """Per block: (live cost, dead cost, reuse distance, last touch, release finish) of
     evicting its buffer at position i; None for free space and protected buffers."""
     unit = t in scan.target.l0_tiers
@@ -116,10 +118,11 @@ def _victims(
     pipe = scan.target.spill_out_pipe
     pipe_free = scan.pipe_free[pipe] if pipe >= 0 else 0
     planned = scan.planned
-    out: list[tuple[float, float, float, int, int] | None] = []
+    out: list[tuple[float, float, float | int, int, int] | None] = []
+    append = out.append
     for _, _, c in blocks:
         if c < 0 or c in protected:
-            out.append(None)
+            append(None)
             continue
         cost = 1.0 if unit else spill_cost[c]
         k = next_index[c]
@@ -128,15 +131,12 @@ def _victims(
             released = touch_finish[c] if touch_finish[c] > pipe_free else pipe_free
             released += out_cycles[c]
         need = needs[c]
-        if planned is not None:  # a planned victim costs nothing now, any other its cost
-            if (c, k) in planned:
-                out.append((0.0, cost, _INF, last_touch[c], released))
-            else:
-                out.append((cost, 0.0, float(need[k] - i), last_touch[c], released))
-        elif k == len(need) - 1:
-            out.append((0.0, cost, _INF, last_touch[c], released))
+        # a dead victim, or one the plan evicts anyway, costs nothing now; the reuse
+        # distance (an int) divides a float cost exactly as its float would
+        if k == len(need) - 1 if planned is None else (c, k) in planned:
+            append((0.0, cost, _INF, last_touch[c], released))
         else:
-            out.append((cost, 0.0, float(need[k] - i), last_touch[c], released))
+            append((cost, 0.0, need[k] - i, last_touch[c], released))
     return out
 
 

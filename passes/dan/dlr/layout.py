@@ -7,9 +7,9 @@ whose `offsets[b]` is the offset of buffer b's ALLOC placement and whose `spills
 `n + 2k + 1` (SPILL_IN) (MODEL.md, "Layout and spills"). The plan is replay-valid: every
 node finds its buffers resident, and no two resident buffers of a tier overlap.
 
-The rooms: `dlr_options` (the settings), `dlr_scan` (the scan: placement, reloads,
-spill-node positions, timing), `dlr_free_space` (free segments and per-address release
-values), `dlr_eviction` (the policies), `dlr_output` (the emitted order and its times).
+The rooms: `dlr.options` (the settings), `dlr.scan` (the scan: placement, reloads,
+spill-node positions, timing), `dlr.free_space` (free segments and per-address release
+values), `dlr.eviction` (the policies), `dlr.output` (the emitted order and its times).
 `packing=offline` also lays the order out offline (`dan.passes.packing.offline`) and
 returns whichever of the two plans has less extra traffic, then the shorter makespan
 (the online one on a tie, or when some tier cannot be packed within the limit), so it
@@ -17,6 +17,8 @@ never moves more data than the scan. Nothing here imports xDSL.
 """
 
 from __future__ import annotations
+
+from operator import le
 
 from dan.dialect.model.graph import FREE, KernelGraph, Plan, check_order
 from dan.dialect.model.replay import replay
@@ -35,7 +37,7 @@ def dlr(graph: KernelGraph, order: list[int], target: Core, options: DlrOptions 
     """
     check_order(graph, order)
     scan = Scan(graph, order, target, options, EVICTIONS[options.policy])
-    _check_fits(graph, order, target, scan.footprint, options.alignment)
+    _check_fits(graph, order, target, scan.footprint, options.alignment, scan.node_bufs)
     online = scan.run()
     if options.packing == "online":
         return online
@@ -56,19 +58,24 @@ def _cost(graph: KernelGraph, plan: Plan, target: Core) -> tuple[float, float]:
     return metrics.extra_traffic, metrics.makespan
 
 
-def _check_fits(graph: KernelGraph, order: list[int], target: Core, footprint: list[int], alignment: int) -> None:
-    """Raise `LayoutError` for the first node whose buffers exceed a tier together."""
-    kinds, node_bufs, buf_tier, capacity = graph.kinds, graph.node_bufs, graph.buf_tier, target.capacity
+def _check_fits(
+    graph: KernelGraph, order: list[int], target: Core, footprint: list[int], alignment: int,
+    node_bufs: list[tuple[int, ...]],
+) -> None:
+    """Raise `LayoutError` for the first node whose buffers exceed a tier together
+    (`node_bufs`: each node's buffers, each listed once)."""
+    kinds, buf_tier, capacity = graph.kinds, graph.buf_tier, target.capacity
+    fits = [fp <= capacity[t] for fp, t in zip(footprint, buf_tier)]
+    tiers = len(target.tiers)
     for v in order:
-        if kinds[v] == FREE:
-            continue
         bufs = node_bufs[v]
-        if len(bufs) == 1 and footprint[bufs[0]] <= capacity[buf_tier[bufs[0]]]:
+        if len(bufs) == 1 and (fits[bufs[0]] or kinds[v] == FREE):
             continue  # the common case: one buffer that fits its tier
-        bufs = tuple(dict.fromkeys(bufs))
-        need = [0] * len(target.tiers)
+        need = [0] * tiers
         for b in bufs:
-            need[graph.buf_tier[b]] += footprint[b]
+            need[buf_tier[b]] += footprint[b]
+        if kinds[v] == FREE or all(map(le, need, capacity)):
+            continue
         for t, total in enumerate(need):
             if total > target.capacity[t]:
                 sizes = ", ".join(f"buffer {graph.buf_ids[b]} size {graph.buf_size[b]}" for b in bufs if graph.buf_tier[b] == t)

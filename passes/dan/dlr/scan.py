@@ -83,10 +83,16 @@ class Scan:
         self.out_cycles = [spill_out_cycles(graph, target, b) for b in range(nbuf)]
         self.needs: list[list[int]] = [[] for _ in range(nbuf)]
         """Positions needing each buffer resident (its operations and its FREE)."""
+        self.node_bufs = list(graph.node_bufs)
+        """Each node's buffers, each listed once (first occurrence first)."""
+        node_bufs, needs, kinds = self.node_bufs, self.needs, graph.kinds
         for i, v in enumerate(order):
-            if graph.kinds[v] != ALLOC:
-                for b in dict.fromkeys(graph.node_bufs[v]):
-                    self.needs[b].append(i)
+            bufs = node_bufs[v]
+            if len(bufs) > 1:
+                bufs = node_bufs[v] = tuple(dict.fromkeys(bufs))
+            if kinds[v] != ALLOC:
+                for b in bufs:
+                    needs[b].append(i)
         self.next_need_index = [0] * nbuf
         self.last_touch = [0] * nbuf
         """Position of the latest placement of or operation on each buffer."""
@@ -161,7 +167,7 @@ class Scan:
 
     def run(self) -> Plan:
         graph = self.graph
-        kinds, node_bufs, preds, pipes, cycles = graph.kinds, graph.node_bufs, graph.preds, graph.pipes, graph.cycles
+        kinds, node_bufs, preds, pipes, cycles = graph.kinds, self.node_bufs, graph.preds, graph.pipes, graph.cycles
         offset, finish, placed_in = self.offset, self.finish, self.placed_in
         next_need_index, last_touch, touch_from, touch_finish = (
             self.next_need_index, self.last_touch, self.touch_from, self.touch_finish
@@ -169,7 +175,7 @@ class Scan:
         output = self.output
         out = output.out
         for i, v in enumerate(self.order):
-            bufs = node_bufs[v] if len(node_bufs[v]) < 2 else tuple(dict.fromkeys(node_bufs[v]))
+            bufs = node_bufs[v]
             ready = ready_time(preds[v], finish)
             kind = kinds[v]
             if kind == ALLOC:
@@ -305,7 +311,7 @@ class Scan:
         """
         placed: list[tuple[int, int]] = []
         segments = self.free_segments[t]
-        for b in sorted(needed, key=lambda b: (-self.footprint[b], b)):
+        for b in needed if len(needed) == 1 else sorted(needed, key=lambda b: (-self.footprint[b], b)):
             k = self.pending[b]
             if k >= 0:
                 self.base = pipe_start(self.finish[self.graph.n + 2 * k], self.target.spill_in_pipe, self.pipe_free)
