@@ -262,17 +262,20 @@ def input_order(graph: KernelGraph) -> list[int]:
 
 def check_order(graph: KernelGraph, order: list[int], error: type[ValueError] = OrderError) -> None:
     """Raise `error` unless `order` lists every original node once and respects every edge."""
-    pos = [-1] * graph.n
+    n = graph.n
+    pos = [-1] * n
     for i, v in enumerate(order):
-        if not 0 <= v < graph.n or pos[v] != -1:
-            what = "repeated" if 0 <= v < graph.n else "unknown"
+        if not 0 <= v < n or pos[v] != -1:
+            what = "repeated" if 0 <= v < n else "unknown"
             raise error(f"order position {i}: {what} node index {v}")
         pos[v] = i
     if len(order) != graph.n:
         raise error(f"order has {len(order)} nodes, the graph {graph.n}")
-    for u, v in graph.edges():
-        if pos[u] > pos[v]:
-            raise error(f"order breaks edge {graph.node_ids[u]} -> {graph.node_ids[v]}")
+    for v, ps in enumerate(graph.preds):
+        at = pos[v]
+        for u in ps:
+            if pos[u] > at:
+                raise error(f"order breaks edge {graph.node_ids[u]} -> {graph.node_ids[v]}")
 
 
 def topological_order(graph: KernelGraph) -> list[int]:
