@@ -104,3 +104,16 @@ def test_op_names_must_be_plain_ascii() -> None:
     with pytest.raises(GraphError) as e:
         parse_graph_json(json.dumps(bad), "bad")
     assert str(e.value) == "node 2: op name 'é' must be ASCII letters, digits, '_', '.' or '-'"
+
+
+def test_fields_written_as_numeric_strings_read_as_integers() -> None:
+    """Nodes whose integers are written as strings, or an op listing a buffer before its
+    ALLOC, read into the same arrays as the plain form."""
+    nodes = [dict(node) for node in TINY["Nodes"]]
+    nodes[0].update(Id="0", BufId="7", Size="64")
+    nodes[1].update(Cycles="10", Bufs=["7"])
+    nodes[2], nodes[0] = nodes[0], nodes[2]  # EXP (a use of buffer 7) is listed first
+    plain = parse_graph_json(json.dumps(TINY), "tiny")
+    mixed = parse_graph_json(json.dumps(tiny(Nodes=nodes)), "tiny")
+    assert mixed.buf_ids == plain.buf_ids and mixed.buf_size == plain.buf_size
+    assert sorted(zip(mixed.node_ids, mixed.cycles, mixed.node_bufs)) == sorted(zip(plain.node_ids, plain.cycles, plain.node_bufs))

@@ -187,7 +187,9 @@ def build_graph(
                 raise GraphError(f"node {rid}: unknown tier '{tier_name}' (tiers: {', '.join(core.tiers)})")
             if size < 0:
                 raise GraphError(f"node {rid}: negative size {size}")
-            b = buffer(bid)
+            b = buf_index.get(bid)
+            if b is None:
+                b = buffer(bid)
             kind = ALLOC if op == "ALLOC" else FREE
             slot = buf_alloc if kind == ALLOC else buf_free
             if slot[b] != -1:
@@ -214,7 +216,10 @@ def build_graph(
             kinds[i] = OP
             pipes[i] = p
             cycles[i] = cyc
-            node_bufs.append(tuple([buf_index[x] if x in buf_index else buffer(x) for x in bufs]))
+            try:  # buffers seen before (an ALLOC comes first in the public data)
+                node_bufs.append(tuple(map(buf_index.__getitem__, bufs)))
+            except KeyError:
+                node_bufs.append(tuple([buf_index[x] if x in buf_index else buffer(x) for x in bufs]))
     for b, bid in enumerate(buf_ids):
         if buf_alloc[b] == -1:
             raise GraphError(f"buffer {bid} is used but never allocated")

@@ -42,7 +42,32 @@ def _field(node: dict[str, Any], key: str, nid: int) -> int:
     return value if type(value) is int else _int(value, f"node {nid} '{key}'")
 
 
+_new_tuple = tuple.__new__
+
+
 def _record(node: Any, where: str) -> NodeRecord:
+    """The record of one node; a node whose fields all have their types already (the
+    common case) is taken as it is, any other goes through `_checked_record`."""
+    if type(node) is dict:
+        nid, op = node.get("Id"), node.get("Op")
+        if type(nid) is int:
+            if op == "ALLOC" or op == "FREE":
+                b, size, tier = node.get("BufId"), node.get("Size"), node.get("Type")
+                if type(b) is int and type(size) is int and type(tier) is str:
+                    return _new_tuple(NodeRecord, (nid, op, b, size, tier, "", 0, ()))
+            elif type(op) is str and op:
+                pipe, cycles, bufs = node.get("Pipe"), node.get("Cycles"), node.get("Bufs")
+                if type(pipe) is str and type(cycles) is int and type(bufs) is list:
+                    ids = tuple(bufs)
+                    for x in ids:
+                        if type(x) is not int:
+                            break
+                    else:
+                        return _new_tuple(NodeRecord, (nid, op, -1, 0, "", pipe, cycles, ids))
+    return _checked_record(node, where)
+
+
+def _checked_record(node: Any, where: str) -> NodeRecord:
     if type(node) is not dict:
         raise GraphError(f"{where}: a node must be an object")
     if "Id" not in node or "Op" not in node:
