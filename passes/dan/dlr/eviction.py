@@ -36,9 +36,8 @@ def _evict_cheapest_window(scan: Scan, t: int, b: int, protected: frozenset[int]
     """
     blocks = scan.tier_blocks(t)
     fp = scan.footprint[b]
-    victims = _victims(scan, blocks, t, protected, i)
-    starts = [block[0] for block in blocks]
-    ends = [block[1] for block in blocks]
+    starts, ends, owners = zip(*blocks) if blocks else ((), (), ())
+    victims = _victims(scan, owners, t, protected, i)
     stall = scan.options.stall
     hard = stall == _INF
     factor = 1.0 if hard else 1.0 + stall
@@ -57,7 +56,7 @@ def _evict_cheapest_window(scan: Scan, t: int, b: int, protected: frozenset[int]
         while right < count and starts[right] < limit:
             victim = victims[right]
             if victim is None:
-                if blocks[right][2] >= 0:
+                if owners[right] >= 0:
                     break  # a protected buffer
                 if not stall or late > base:
                     right += 1
@@ -106,10 +105,11 @@ def _evict_cheapest_window(scan: Scan, t: int, b: int, protected: frozenset[int]
 
 
 def _victims(
-    scan: Scan, blocks: list[tuple[int, int, int]], t: int, protected: frozenset[int], i: int
+    scan: Scan, owners: tuple[int, ...], t: int, protected: frozenset[int], i: int
 ) -> list[tuple[float, float, float | int, int, int] | None]:
-    """Per block: (live cost, dead cost, reuse distance, last touch, release finish) of
-    evicting its buffer at position i; None for free space and protected buffers."""
+    """Per block of tier t (`owners`: its buffer, -1 for free space): (live cost, dead
+    cost, reuse distance, last touch, release finish) of evicting its buffer at
+    position i; None for free space and protected buffers."""
     unit = t in scan.target.l0_tiers
     needs, next_index, last_touch, spill_cost = scan.needs, scan.next_need_index, scan.last_touch, scan.spill_cost
     touch_finish, out_cycles = scan.touch_finish, scan.out_cycles
@@ -120,7 +120,7 @@ def _victims(
     planned = scan.planned
     out: list[tuple[float, float, float | int, int, int] | None] = []
     append = out.append
-    for _, _, c in blocks:
+    for c in owners:
         if c < 0 or c in protected:
             append(None)
             continue
