@@ -1,4 +1,4 @@
-"""dan-replay: validate a plan and print what it costs (MODEL.md), each metric beside its
+"""dan-replay: validate a plan and print what it costs (docs/MODEL.md), each metric beside its
 best lower bound (`dan.dialect.model.bounds.report`) and their ratio, each tier's packing, and how
 busy each pipe is (`dan.dialect.model.pipe_usage`: busy cycles, share of the makespan, the
 busiest pipe's idle cycles).

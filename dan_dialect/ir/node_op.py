@@ -2,7 +2,7 @@
 
 A node op (`NodeOp` subclass) carries a node id that survives every pass, waits for
 the tokens in its `after(...)` list (`deps`) and defines one completion token
-(`token`). Its `KIND` says how it acts on buffers (MODEL.md: ALLOC, FREE, OP,
+(`token`). Its `KIND` says how it acts on buffers (docs/MODEL.md: ALLOC, FREE, OP,
 SPILL_OUT, SPILL_IN); the kernel verifier and the array view use `KIND` and this
 interface only. Checks that depend on the hardware (a tier or pipe name, a capacity)
 live in `verify_on_target`, which the kernel verifier calls with the kernel's target.
@@ -28,7 +28,7 @@ class NodeOp(IRDLOperation):
     """A node of the kernel graph (see the module docstring)."""
 
     KIND: ClassVar[str] = ""
-    """The node kind as MODEL.md names it (ALLOC, FREE, OP, SPILL_OUT, SPILL_IN)."""
+    """The node kind as docs/MODEL.md names it (ALLOC, FREE, OP, SPILL_OUT, SPILL_IN)."""
     PROP_NAMES: ClassVar[tuple[str, ...]] = ("id",)
     """Integer properties printed in the trailing dictionary, in this order."""
 

@@ -1,5 +1,5 @@
 """The node ops of the `dan` dialect: `dan.alloc`, `dan.free`, `dan.spill_out`,
-`dan.spill_in`, `dan.compute` and `dan.dma` (MODEL.md's ALLOC, FREE, SPILL_OUT,
+`dan.spill_in`, `dan.compute` and `dan.dma` (docs/MODEL.md's ALLOC, FREE, SPILL_OUT,
 SPILL_IN and OP nodes).
 
 Each op lives directly in a `dan.kernel` (`InKernel`), carries a non-negative node id,

@@ -19,7 +19,7 @@ tier and half-open address range; `set_flag`/`wait_flag` name the source and
 destination pipes and the event id (`set_flag` sits in its source's stream, `wait_flag`
 in its destination's); `dan_sync.barrier` (`pipe_barrier(PIPE_ALL)`) waits until every
 stream has reached its barrier of the same rank. The program verifier walks the
-streams (`sync_check.run_streams`): ids within `event_ids`, every wait matched by a
+streams (`stream_check.run_streams`): ids within `event_ids`, every wait matched by a
 set, no id set while outstanding, no deadlock. These ops are not node ops: the kernel
 verifier and the array view of `dan.kernel` do not know them.
 """

@@ -1,6 +1,6 @@
 """The replay cost model: validity, residency peaks, spill traffic and makespan.
 
-One engine, one scan of the schedule (MODEL.md). The scan checks the order against
+One engine, one scan of the schedule (docs/MODEL.md). The scan checks the order against
 every edge, places and releases buffers (checking bounds, overlap and residency),
 derives the spill edges and the address-reuse edges, and times every node by the
 timing rule (`dan.dialect.model.timing`): start once every predecessor has finished and the
@@ -131,7 +131,7 @@ def too_large(graph: KernelGraph, target: Core) -> str | None:
 
 
 def replay(graph: KernelGraph, plan: Plan, target: Core, edges: bool = False) -> Metrics:
-    """Replay `plan` on `graph` for `target` (MODEL.md); never raises for a bad plan.
+    """Replay `plan` on `graph` for `target` (docs/MODEL.md); never raises for a bad plan.
     With `edges`, a valid plan's metrics carry its precedence graph (`Metrics.preds`)."""
     n = graph.n
     total = n + 2 * len(plan.spills)

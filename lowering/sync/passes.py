@@ -1,5 +1,5 @@
 """`lower-sync`: each scheduled, placed `dan.kernel` becomes a `dan_sync.program` of
-synchronized per-pipe streams (`sync_streams`); `test-print-sync` prints what the
+synchronized per-pipe streams (`streams`); `test-print-sync` prints what the
 streams' replay finds."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ new offset), and the ordering they carry (graph edges through them, address-reus
 from a release to a placement) is composed into the dependencies between the piped
 nodes around them (`piped_needs`).
 
-Invariants of `lower_sync`'s result (checked by `sync_check`):
+Invariants of `lower_sync`'s result (checked by `stream_check`):
 - every plan dependency between nodes of two pipes is covered by program order and
   flags, transitively; a flag is emitted only when the waiter does not already know of
   its source (vector clocks: per pipe, the prefix of every stream known complete), and
@@ -50,7 +50,7 @@ class SyncOptions:
     """Event ids per ordered pipe pair, from 1 to `MAX_EVENT_IDS` as in a target file; 0:
     the target's (`event_ids` of a target file)."""
     check: bool = True
-    """Check the streams against the plan before writing them (`sync_check`)."""
+    """Check the streams against the plan before writing them (`stream_check`)."""
 
     def __post_init__(self) -> None:
         check_between("lower-sync", "event_ids", self.event_ids, 0, MAX_EVENT_IDS, " (0: the target's)")

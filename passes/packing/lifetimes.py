@@ -6,7 +6,7 @@ ascending. Given spilled gaps `(b, j)` (out after touch j, back before touch j +
 `emit` builds the plan order: at each position, the SPILL_INs due before its node,
 the node, then the SPILL_OUTs after it (releases before placements between two
 nodes). Spill k is the k-th SPILL_OUT of that order, nodes `n + 2k` and `n + 2k + 1`
-(MODEL.md). Each *placement* (an ALLOC or a SPILL_IN) is one lifetime, half-open
+(docs/MODEL.md). Each *placement* (an ALLOC or a SPILL_IN) is one lifetime, half-open
 `[its index, its release's index)` in the plan order: two placements conflict exactly
 when the replay sees both resident at once. Nothing here imports xDSL.
 """

@@ -1,7 +1,7 @@
 """`dan.kernel`: one NPU kernel, a single block whose order is the schedule.
 
 The block has no terminator and is isolated from above; its invariants are checked by
-`kernel_verifier.verify_kernel`. The assembly is `$sym_name attr-dict-with-keyword
+`kernel.verifier.verify_kernel`. The assembly is `$sym_name attr-dict-with-keyword
 $body`, written by hand because xDSL's declarative format reads `{}` as a region
 without a block and prints an empty block with its label, where a kernel has its one
 (possibly empty) block and prints `{}`. The target (`#dan.target<...>`) is the

@@ -8,7 +8,7 @@ This is the only module that converts IR <-> arrays; both directions are O(n + e
   `n + 2k` (out) and `n + 2k + 1` (in) and `plan.spills[k] = (buffer index, offset of
   the dan.spill_in)`; `plan.offsets` comes from the `dan.alloc` offsets (None when no
   alloc has one). Edges are the `after(...)` tokens of the non-spill nodes; tokens
-  of spill nodes are implied by MODEL.md's spill edges and are not graph edges.
+  of spill nodes are implied by docs/MODEL.md's spill edges and are not graph edges.
   Ops that are not node ops (`NodeOp`) are left out, and so are waits for their tokens.
   Tier and pipe names become indices of the kernel's target (`Core.tiers`, `Core.pipes`).
 - `build_kernel`: the inverse. Block order = `plan.order`; spill k gets node ids

@@ -151,7 +151,7 @@ def streams() -> list[LayoutSpec]:
     """The stream layouts the makespan objective tries on its leading orders: loads
     issued two operations ahead, victims whose release would not hold up the load
     first (timed); then the same with priced victims (a stall weighed against half the
-    reload cycles the next-use victim would save, `stream_price`)."""
+    reload cycles the next-use victim would save, `stream.price`)."""
     timed = StreamOptions(lead=2, timed=True)
     return [LayoutSpec(_BASE, cpe=None, units=STREAM_UNITS, stream=stream) for stream in (timed, replace(timed, price=0.5))]
 

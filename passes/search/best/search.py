@@ -1,11 +1,11 @@
 """`dan-best`: the best plan the portfolio finds for one objective (pure core).
 
-`best(graph, target, options)` runs in three stages over the portfolio of
-`dan.passes.search.best.portfolio`, each stage a batch of independent candidates that
-a `Runner` spreads over worker processes:
+`best(graph, target, options)` runs in up to five stages over the portfolio of
+`dan.passes.search.best.portfolio`; the first three are batches of independent
+candidates that a `Runner` (`dan.passes.search.runner`) spreads over worker processes:
 
 1. every order of `orders(objective, target)` (MPAS or the reuse order, for the
-   makespan objective also with its groups paired (`pair_order`), then prefetch; for
+   makespan objective also with its groups paired (`reuse.pairs`), then prefetch; for
    the makespan objective last, prefetched MPAS orders issued by a list schedule in
    time, `timed_order`);
 2. each distinct order laid out by the first layout (DLR, CPE, replay); for the
