@@ -21,7 +21,7 @@ from dan.passes.pipeline.options import OptionError
 from dan.passes.search.best.options import BestError, BestOptions
 from dan.passes.search.best.search import best
 
-pytestmark = pytest.mark.skipif(not available(), reason="needs the exact extra (OR-Tools)")
+pytestmark = pytest.mark.skipif(not available(), reason="needs OR-Tools (pip install ortools)")
 
 SMALL_UB = replace(CONTEST, capacity=(2048, 512, 256, 256, 512))
 """Half of UB, so that the paper's plan of a small attention kernel spills."""

@@ -194,3 +194,12 @@ def test_graph_to_plan_files_without_passes_imports_no_ir_machinery(tmp_path: Pa
     p = subprocess.run([sys.executable, "-c", code, str(EXAMPLE), "-t", "plan", "-o", str(tmp_path)],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.stdout.strip() == "[]", p.stdout + p.stderr
+
+
+def test_ctrl_c_in_any_command_is_one_line_and_exit_130() -> None:
+    """`cli.run` answers Ctrl-C at once with one line, whatever the command was doing."""
+    code = ("from dan.tools.cli import run\n"
+            "def body():\n    raise KeyboardInterrupt\n"
+            "run('dan-x', body)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert (p.returncode, p.stdout, p.stderr) == (130, "", "dan-x: interrupted\n")

@@ -123,8 +123,9 @@ def run(prog: str, body: Callable[[], int | None]) -> None:
     except RecursionError:
         say(prog, "error: input nested too deeply")
         code = 1
-    except KeyboardInterrupt:
-        code = 130
+    except KeyboardInterrupt:  # stop now: tearing down what was built can take long
+        say(prog, "interrupted")
+        _quiet_exit(130)
     try:
         if sys.stdout is not None:
             sys.stdout.flush()
