@@ -1,4 +1,4 @@
-"""The timing rule (MODEL.md, "Timing"), written once for every stage that times nodes.
+"""The timing rule (docs/MODEL.md, "Timing"), written once for every stage that times nodes.
 
 Every pipe runs its nodes in the order they are issued. A node starts once each of its
 predecessors has finished and its pipe has finished the node issued before it:

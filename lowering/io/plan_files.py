@@ -1,4 +1,4 @@
-"""Plan files of the public format (MODEL.md, "Plan files").
+"""Plan files of the public format (docs/MODEL.md, "Plan files").
 
 `NAME_schedule.txt` (one node id per line, spill ids included), `NAME_memory.txt`
 (`BufId:Offset` per buffer, by buffer id) and `NAME_spill.txt` (`BufId:NewOffset` per

@@ -20,7 +20,7 @@ placement takes any slot no resident holds, and a later one whose slot was taken
 takes another when its turn comes (there always is one, as in the input plan).
 
 Why it helps. A placement waits for the release of the previous occupants of its
-addresses (the address-reuse edges, MODEL.md). DLR chose offsets in order; a reload
+addresses (the address-reuse edges, docs/MODEL.md). DLR chose offsets in order; a reload
 or an ALLOC issued where another range was released long before can start earlier.
 Slotted tiers widen the choice: on Matmul_Case0 (L1 blocks of 128 bytes, full in the
 order at 60 % of the positions) `mpas,dlr,cpe` gains 0.79 % instead of 0.49 %.

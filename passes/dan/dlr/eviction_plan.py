@@ -5,7 +5,7 @@ buffer b with ALLOC at position a and needs n_0 < ... < n_k (the nodes touching 
 FREE last, as DLR counts them) has *gaps* g_j = (n_{j-1}, n_j), the open interval before
 need j (g_0 starts at a). A plan *evicts* b over some gaps: b leaves right after the
 gap's start and is reloaded for need j, paying its reload once (`size` for a COPY_IN-backed
-buffer, `2 * size` otherwise, MODEL.md "Traffic"). Capacity: at every position, the
+buffer, `2 * size` otherwise, docs/MODEL.md "Traffic"). Capacity: at every position, the
 footprints of the buffers placed or needed there plus those kept over a gap containing
 it stay within the tier's capacity. The plan minimises total reload traffic, then the
 reload cycles (`2 * size + 150` each way, per the target's spill cost).

@@ -4,7 +4,7 @@
 node indices) once and returns a `Plan` whose order is `order` with spill nodes inserted,
 whose `offsets[b]` is the offset of buffer b's ALLOC placement and whose `spills[k]` is
 `(b, new_offset)` for b's k-th spill; spill k is nodes `n + 2k` (SPILL_OUT) and
-`n + 2k + 1` (SPILL_IN) (MODEL.md, "Layout and spills"). The plan is replay-valid: every
+`n + 2k + 1` (SPILL_IN) (docs/MODEL.md, "Layout and spills"). The plan is replay-valid: every
 node finds its buffers resident, and no two resident buffers of a tier overlap.
 
 The rooms: `dlr.options` (the settings), `dlr.scan` (the scan: placement, reloads,

@@ -19,7 +19,7 @@ POLICIES: tuple[str, ...] = ("cost", "lru", "belady", "belady-cost", "planned")
 with the best reuse distance per unit of spill cost; `lru`, `belady` and `belady-cost`
 evict in rank order (least recently used, farthest next use, farthest next use times
 footprint per unit of spill cost) until a window fits; `planned` plans every eviction
-of the order up front (`dlr_eviction_plan`) and clears windows of planned victims
+of the order up front (`dlr.eviction_plan`) and clears windows of planned victims
 first."""
 
 

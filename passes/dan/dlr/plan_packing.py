@@ -1,6 +1,6 @@
 """Offsets for the residencies an eviction plan leaves, packed off-line per tier.
 
-Given the evicted gaps of a plan (`dlr_eviction_plan`), each buffer's time in its tier
+Given the evicted gaps of a plan (`dlr.eviction_plan`), each buffer's time in its tier
 splits into *residencies*: from its ALLOC (placement 0) or the reload for a need after
 an evicted gap (placement 1, 2, ...) through its last need before the next evicted gap
 (or its FREE). A residency is the inclusive position range `[start, end]`; two

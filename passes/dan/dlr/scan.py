@@ -23,9 +23,9 @@ after b's last touch, SPILL_IN(b) after SPILL_OUT(b), and SPILL_IN(b)'s range ha
 free without interruption from p to now. The scan keeps, per address, the output
 position from which it is free (`FreeSince`), so the last condition is one range
 query; nothing between p and now touches b or overlaps its range, so the spill edges
-and the residency of MODEL.md still hold and the layout stays valid.
+and the residency of docs/MODEL.md still hold and the layout stays valid.
 
-Timing. The scan times every node it emits as the replay does (MODEL.md "Timing"),
+Timing. The scan times every node it emits as the replay does (docs/MODEL.md "Timing"),
 keeping per address the finish of its last occupant's release (the address-reuse edge
 a placement there gets). Timing steers three choices: `timed` placements (the window
 whose reuse edges finish first, ties and every finish before the placement could

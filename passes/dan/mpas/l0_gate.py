@@ -1,6 +1,6 @@
 """MPAS's L0 gate: which due L0 ALLOCs may run, so that the order keeps the L0 rule.
 
-The L0 rule (`MpasOptions.l0_rule`, MODEL.md): each of L0A, L0B, L0C holds at most one
+The L0 rule (`MpasOptions.l0_rule`, docs/MODEL.md): each of L0A, L0B, L0C holds at most one
 live buffer at a time in the order. Gating alone deadlocks (on Matmul, MATMUL x holds
 L0A while MATMUL y holds L0B, each waiting for the other's tier), so an L0 ALLOC of tier
 `t` is admitted only when (1) `t` is empty and (2) the state after it is *safe*:

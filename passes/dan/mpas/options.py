@@ -34,7 +34,7 @@ class MpasOptions:
     `dan.passes.dan.mpas.locality`). On the public Matmul it keeps the peak and cuts DLR's
     spills and makespan."""
     l0_rule: bool = True
-    """Keep at most one live buffer per L0 tier in the order (MODEL.md), so the order's
+    """Keep at most one live buffer per L0 tier in the order (docs/MODEL.md), so the order's
     peak compares with published order-only peaks. False: the plain key, no gating."""
 
     def __post_init__(self) -> None:
