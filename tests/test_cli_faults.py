@@ -189,7 +189,7 @@ def test_graph_target_round_trips() -> None:
 
 def test_graph_to_plan_files_without_passes_imports_no_ir_machinery(tmp_path: Path) -> None:
     code = ("import sys; from dan.tools.dan_opt import main; sys.argv[0] = 'dan-opt'\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in sys.modules if m in ('xdsl.printer', 'xdsl.parser', 'dan.dialect.ir.dialect')))")
     p = subprocess.run([sys.executable, "-c", code, str(EXAMPLE), "-t", "plan", "-o", str(tmp_path)],
                        capture_output=True, text=True, cwd=ROOT)

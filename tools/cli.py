@@ -109,8 +109,11 @@ def _quiet_exit(code: int) -> None:
     os._exit(code)
 
 
-def run(prog: str, body: Callable[[], int | None]) -> None:
-    """Run a command body with the GC off, turning user errors into one line and exit 1."""
+def run(prog: str, body: Callable[[], int | None], final: bool = False) -> None:
+    """Run a command body with the GC off, turning user errors into one line and exit 1.
+    `final` (the process's own command, not a call from Python): once the output is
+    flushed, the process ends at once, without the interpreter tearing down every object
+    a large kernel built (a tenth of a second or more on 100k nodes)."""
     gc.disable()
     one_line_warnings(prog)
     try:
@@ -134,4 +137,6 @@ def run(prog: str, body: Callable[[], int | None]) -> None:
     except OSError as e:
         say(prog, f"error: cannot write standard output: {e.strerror}")
         _quiet_exit(1)
+    if final:
+        _quiet_exit(code)
     sys.exit(code)

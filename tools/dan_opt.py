@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
         _emit(out.text or "", args.output)
         return 0
 
-    run("dan-opt", body)
+    run("dan-opt", body, final=argv is None)
 
 
 def _named(name: str | None) -> str:
