@@ -65,10 +65,6 @@ class Trace:
             self.recent_reads[b] = []
         return nid
 
-    @property
-    def n_ops(self) -> int:
-        return len(self.records)
-
     def finish(self, name: str, core: Core = CONTEST) -> KernelGraph:
         """FREE every buffer (in buffer order) and build the checked graph."""
         for buf, (size, tier, alloc_node) in enumerate(self.buffers):
