@@ -101,15 +101,21 @@ class Frontier:
         if self.to_gate[v]:
             self._arm(v)
         clears = not self.cleared[v]
-        pending, indeg = self.pending, self.indeg
+        pending, indeg, kinds = self.pending, self.indeg, self.graph.kinds
+        plain = self.loc is None  # `_push` is a heap push for a node not sent to the gate
         for c in self.graph.succs[v]:
             if clears:
                 pending[c] -= 1
                 if not pending[c]:
                     self._on_pending_zero(c)
             indeg[c] -= 1
-            if not indeg[c]:
-                self._ready(c)
+            if not indeg[c]:  # `_ready(c)`, inline
+                if kinds[c] == ALLOC:
+                    self._clear_succs(c)
+                elif plain and not self.to_gate[c]:
+                    heapq.heappush(self.heap, self.keys[c])
+                else:
+                    self._push(c)
 
     def _arm(self, a: int) -> None:
         """L0 ALLOC `a` ran: the feeder producers of its consumers may load now."""

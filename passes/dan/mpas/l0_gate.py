@@ -115,8 +115,8 @@ class L0Gate:
         self.live: list[list[int]] = [[] for _ in l0_tiers]
         self.buckets: list[dict[int, list[int]]] = [{} for _ in l0_tiers]
         self.mask_of: dict[int, int] = {}
-        self.verdicts: dict[tuple[int, int], int] = {}
-        """Bucket verdicts for the current live buffers."""
+        self.verdicts: dict[int, int] = {}
+        """Bucket verdicts for the current live buffers, by `mask * slots + slot`."""
         self.best_cache: int | None = None
         self.stale = True
         """`best_cache` must be recomputed from all buckets."""
@@ -154,10 +154,12 @@ class L0Gate:
                 mask |= 1 << t
         return mask
 
-    def add(self, a: int) -> None:
-        """ALLOC `a` became due, or its mask changed."""
+    def add(self, a: int, mask: int = -1) -> None:
+        """ALLOC `a` became due, or its mask changed (to `mask`, when the caller knows it)."""
         s = self.alloc_slot[a]
-        mask = self.mask_of[a] = self._mask(a)
+        if mask < 0:
+            mask = self._mask(a)
+        self.mask_of[a] = mask
         if self.loc is not None and self.loc.dirty[a] and not mask >> s & 1:
             self.loc.refresh(a)
         heapq.heappush(self.buckets[s].setdefault(mask, []), self.keys[a])
@@ -225,9 +227,10 @@ class L0Gate:
         graph stays acyclic)? PASS, FAIL, or the one ALLOC for which it may."""
         if self.live[s] or mask >> s & 1:
             return FAIL
-        verdict = self.verdicts.get((s, mask))
+        key = mask * len(self.live) + s
+        verdict = self.verdicts.get(key)
         if verdict is None:
-            verdict = self.verdicts[(s, mask)] = self._wait_verdict(s, mask)
+            verdict = self.verdicts[key] = self._wait_verdict(s, mask)
         return verdict
 
     def _wait_verdict(self, s: int, mask: int) -> int:
@@ -286,8 +289,8 @@ class L0Gate:
                 b = alloc_of[v]
                 if b in mask_of:
                     bit = (x == MANY if alloc_slot[b] == s else x != NONE) << s
-                    if mask_of[b] & 1 << s != bit:
-                        self.add(b)
+                    if mask_of[b] & 1 << s != bit:  # only bit s of its mask changes
+                        self.add(b, mask_of[b] ^ 1 << s)
                 stack.extend(succs[v])
 
     def force(self) -> int:
