@@ -8,7 +8,7 @@ graph's size units. Nothing here imports xDSL.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 
 
 class AddressOwners:
@@ -29,8 +29,8 @@ class AddressOwners:
         placements it took it from."""
         starts, owners = self.starts, self.owners
         i = bisect_left(starts, off)
-        j = bisect_left(starts, end)
-        taken = set(owners[bisect_right(starts, off) - 1 : j])
+        j = bisect_left(starts, end, i)
+        taken = set(owners[i if i < len(starts) and starts[i] == off else i - 1 : j])
         if end < self.capacity and (j == len(starts) or starts[j] != end):
             starts.insert(j, end)
             owners.insert(j, owners[j - 1])

@@ -13,7 +13,7 @@ order-only plan is invalid too when some buffer is larger than its tier (`too_la
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left
 from dataclasses import asdict, dataclass, field
 
 from dan.dialect.model.graph import ALLOC, FREE, OP, KernelGraph, Plan
@@ -138,7 +138,7 @@ def replay(graph: KernelGraph, plan: Plan, target: Core, edges: bool = False) ->
     traffic = sum(spill_traffic(graph, b) for b, _ in plan.spills)
     peak, peaks, l0_ok = order_peaks(graph, plan.order, target)
     metrics = Metrics(True, None, peak, dict(zip(target.tiers, peaks)), l0_ok, len(plan.spills), traffic, 0)
-    preds = [list(ps) for ps in graph.preds] + [[] for _ in range(total - n)] if edges else None
+    preds = list(map(list, graph.preds)) + [[] for _ in range(total - n)] if edges else None
     try:
         start, finish = _scan(graph, plan, target, total, preds)
     except _Invalid as e:
@@ -196,7 +196,11 @@ def _scan(
     offsets = plan.offsets
     record = edges is not None and layout
     plan_preds: list[list[int]] = edges if edges is not None else []
-    since: list[list[int]] = [[] for _ in range(nbuf)] if record else []  # b's placement, then its touchers
+    # per spilled buffer: its current placement, then its touchers (a SPILL_OUT's edges)
+    since: list[list[int]] = [[] for _ in range(nbuf)] if record else []
+    spilled = [False] * nbuf
+    for b, _ in spills:
+        spilled[b] = True
 
     def name(v: int) -> str:
         return node_name(graph, plan, v)
@@ -219,12 +223,12 @@ def _scan(
                 f"{name(v)}: buffer {graph.buf_ids[b]} at [{off}, {end}) overlaps buffer "
                 f"{graph.buf_ids[other]} at [{res[i - 1][0]}, {res[i - 1][1]}) in {tiers[t]}",
             )
-        if s:  # a zero-size buffer occupies no addresses
-            insort(res, (off, end, b))
+        if s:  # a zero-size buffer occupies no addresses; residents before i end by off
+            res.insert(i, (off, end, b))
         resident[b] = True
         placed_at[b] = v
         placed_off[b] = off
-        if record:
+        if record and spilled[b]:
             since[b] = [v]
         if not s:
             return []
@@ -237,36 +241,38 @@ def _scan(
         resident[b] = False
         released_by[placed_at[b]] = v
 
-    for v in order:
+    spill_cycles = target.spill_cycles
+    for i, v in enumerate(order):
         ready = 0
         if v < n:
             for u in preds[v]:
-                if pos[u] > pos[v]:
+                if pos[u] > i:
                     raise _Invalid("edge-violated", f"edge {name(u)} -> {name(v)} violated by the schedule")
                 if finish[u] > ready:
                     ready = finish[u]
             k = kinds[v]
+            bufs = node_bufs[v]
             if k == OP:
-                for b in node_bufs[v]:
+                for b in bufs if len(bufs) == 1 else dict.fromkeys(bufs):
                     if layout and not resident[b]:
                         raise _Invalid("not-resident", f"{name(v)} uses buffer {graph.buf_ids[b]} while it is not resident")
                     pv = placed_at[b]
-                    if pv >= n and finish[pv] > ready:  # edge from the SPILL_IN
-                        ready = finish[pv]
-                if record:
-                    for b in dict.fromkeys(node_bufs[v]):
-                        if placed_at[b] >= n:
-                            plan_preds[v].append(placed_at[b])
+                    if pv >= n:  # edge from the SPILL_IN
+                        if finish[pv] > ready:
+                            ready = finish[pv]
+                        if record:
+                            plan_preds[v].append(pv)
+                    if record and spilled[b]:
                         since[b].append(v)
             elif k == ALLOC:
-                b = node_bufs[v][0]
+                b = bufs[0]
                 if layout:
                     reuse = place(b, offsets[b], v)  # type: ignore[index]
                     ready = max(ready, ready_time(reuse, finish))
                     if record:
                         plan_preds[v].extend(reuse)
             else:  # FREE
-                b = node_bufs[v][0]
+                b = bufs[0]
                 if layout:
                     if not resident[b]:
                         raise _Invalid("not-resident", f"{name(v)} frees buffer {graph.buf_ids[b]} while it is spilled out")
@@ -277,38 +283,37 @@ def _scan(
                         if record:
                             plan_preds[v].append(pv)
                     release(b, v)
-            p = pipes[v]
             c = cycles[v]
-        else:
-            s = (v - n) // 2
-            b, new_off = spills[s]
-            if (v - n) % 2 == 0:  # SPILL_OUT
-                if not resident[b] or pos[graph.buf_alloc[b]] > pos[v]:
-                    raise _Invalid("bad-spill", f"{name(v)}: buffer {graph.buf_ids[b]} is not resident")
-                ready = touch_finish[b]
-                if record:
-                    plan_preds[v], since[b] = since[b], []
-                release(b, v)
-                p, c = spill_out_pipe, (0 if clean[b] else target.spill_cycles(size[b]))
-            else:  # SPILL_IN
-                out = v - 1
-                if pos[out] > pos[v]:
-                    raise _Invalid("edge-violated", f"edge {name(out)} -> {name(v)} violated by the schedule")
-                if resident[b]:
-                    raise _Invalid("bad-spill", f"{name(v)}: buffer {graph.buf_ids[b]} is already resident")
-                reuse = place(b, new_off, v)
-                ready = max(finish[out], ready_time(reuse, finish))
-                if record:
-                    plan_preds[v] = [out] + [u for u in reuse if u != out]
-                p, c = spill_in_pipe, target.spill_cycles(size[b])
+            ready = start[v] = claim_pipe(ready, pipes[v], c, pipe_free)
+            f = finish[v] = ready + c
+            if k != FREE:  # an operation, or an ALLOC: its buffers were touched
+                for b in bufs:
+                    if f > touch_finish[b]:
+                        touch_finish[b] = f
+            continue
+        s = (v - n) // 2
+        b, new_off = spills[s]
+        if (v - n) % 2 == 0:  # SPILL_OUT
+            if not resident[b] or pos[graph.buf_alloc[b]] > i:
+                raise _Invalid("bad-spill", f"{name(v)}: buffer {graph.buf_ids[b]} is not resident")
+            ready = touch_finish[b]
+            if record:
+                plan_preds[v], since[b] = since[b], []
+            release(b, v)
+            p, c = spill_out_pipe, (0 if clean[b] else spill_cycles(size[b]))
+        else:  # SPILL_IN
+            out = v - 1
+            if pos[out] > i:
+                raise _Invalid("edge-violated", f"edge {name(out)} -> {name(v)} violated by the schedule")
+            if resident[b]:
+                raise _Invalid("bad-spill", f"{name(v)}: buffer {graph.buf_ids[b]} is already resident")
+            reuse = place(b, new_off, v)
+            ready = max(finish[out], ready_time(reuse, finish))
+            if record:
+                plan_preds[v] = [out] + [u for u in reuse if u != out]
+            p, c = spill_in_pipe, spill_cycles(size[b])
         ready = start[v] = claim_pipe(ready, p, c, pipe_free)
         f = finish[v] = ready + c
-        if v >= n or kinds[v] == ALLOC:
-            b = node_bufs[v][0] if v < n else spills[(v - n) // 2][0]
-            if f > touch_finish[b]:
-                touch_finish[b] = f
-        elif kinds[v] == OP:
-            for b in node_bufs[v]:
-                if f > touch_finish[b]:
-                    touch_finish[b] = f
+        if f > touch_finish[b]:
+            touch_finish[b] = f
     return start, finish
