@@ -11,6 +11,8 @@ Algorithm cores work on these lists only; nothing here imports xDSL.
 from __future__ import annotations
 
 import re
+from itertools import repeat
+from operator import add, itemgetter, lt, mul
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -147,16 +149,7 @@ def build_graph(
     if not records:
         raise GraphError("empty graph: no nodes")
     tier_index, pipe_index = core.tier_index, core.pipe_index
-    index: dict[int, int] = {}
-    for i, r in enumerate(records):
-        rid = r[0]
-        if not 0 <= rid < LIMIT or r[2] >= LIMIT or r[3] >= LIMIT or r[6] >= LIMIT:
-            for what, value in (("id", rid), ("buffer id", r.buf), ("size", r.size), ("cycles", r.cycles)):
-                if value >= LIMIT or (what == "id" and value < 0):
-                    raise GraphError(f"node {rid}: {what} {value} is out of range (0 to 2^62)")
-        if rid in index:
-            raise GraphError(f"duplicate node id {rid}")
-        index[rid] = i
+    index = _id_index(records)
     n = len(records)
     kinds = [0] * n
     pipes = [NO_PIPE] * n
@@ -225,19 +218,7 @@ def build_graph(
             raise GraphError(f"buffer {bid} is used but never allocated")
         if buf_free[b] == -1:
             raise GraphError(f"buffer {bid} is allocated but never freed")
-    preds: list[list[int]] = [[] for _ in range(n)]
-    succs: list[list[int]] = [[] for _ in range(n)]
-    forward = True  # every edge goes from a lower to a higher index
-    try:
-        keys = [index[s] * n + index[d] for s, d in edges]
-    except KeyError:
-        s, d = next((s, d) for s, d in edges if s not in index or d not in index)
-        raise GraphError(f"edge {s} -> {d} names unknown node {s if s not in index else d}") from None
-    for key in dict.fromkeys(keys):  # first occurrence of each edge, in input order
-        u, v = divmod(key, n)
-        forward = forward and u < v
-        preds[v].append(u)
-        succs[u].append(v)
+    preds, succs, forward = _adjacency(edges, index, n)
     graph = KernelGraph(
         name, [r.id for r in records], kinds, [r.op for r in records], pipes, cycles, node_bufs,
         preds, succs, buf_ids, buf_size, buf_tier, buf_alloc, buf_free,
@@ -255,6 +236,50 @@ def build_graph(
     if problem is not None:
         raise GraphError(problem)
     return graph
+
+
+def _id_index(records: Sequence[NodeRecord]) -> dict[int, int]:
+    """Node id -> index; GraphError names the first node with an id, buffer id, size or
+    cycle count out of range, or a repeated id."""
+    ids = [r[0] for r in records]
+    index = dict(zip(ids, range(len(ids))))
+    if len(index) == len(ids) and min(ids) >= 0 and max(ids) < LIMIT:
+        if all(max(map(itemgetter(k), records)) < LIMIT for k in (2, 3, 6)):
+            return index
+    index = {}
+    for i, r in enumerate(records):  # find the first problem, in node order
+        rid = r[0]
+        if not 0 <= rid < LIMIT or r[2] >= LIMIT or r[3] >= LIMIT or r[6] >= LIMIT:
+            for what, value in (("id", rid), ("buffer id", r.buf), ("size", r.size), ("cycles", r.cycles)):
+                if value >= LIMIT or (what == "id" and value < 0):
+                    raise GraphError(f"node {rid}: {what} {value} is out of range (0 to 2^62)")
+        if rid in index:
+            raise GraphError(f"duplicate node id {rid}")
+        index[rid] = i
+    return index
+
+
+def _adjacency(
+    edges: Sequence[Sequence[int]], index: dict[int, int], n: int
+) -> tuple[list[list[int]], list[list[int]], bool]:
+    """(preds, succs, every edge goes from a lower to a higher index) of the edges given
+    as node ids; a repeated edge counts once, lists follow the input order."""
+    try:
+        src = [index[s] for s, _ in edges]
+        dst = [index[d] for _, d in edges]
+    except KeyError:
+        s, d = next((s, d) for s, d in edges if s not in index or d not in index)
+        raise GraphError(f"edge {s} -> {d} names unknown node {s if s not in index else d}") from None
+    keys = list(map(add, map(mul, src, repeat(n)), dst))
+    if len(set(keys)) < len(keys):  # keep the first occurrence of each edge
+        pairs = [divmod(key, n) for key in dict.fromkeys(keys)]
+        src, dst = [u for u, _ in pairs], [v for _, v in pairs]
+    preds: list[list[int]] = [[] for _ in range(n)]
+    succs: list[list[int]] = [[] for _ in range(n)]
+    for u, v in zip(src, dst):
+        preds[v].append(u)
+        succs[u].append(v)
+    return preds, succs, all(map(lt, src, dst))
 
 
 def input_order(graph: KernelGraph) -> list[int]:

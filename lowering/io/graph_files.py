@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +46,9 @@ def _field(node: dict[str, Any], key: str, nid: int) -> int:
 _new_tuple = tuple.__new__
 
 
-def _record(node: Any, where: str) -> NodeRecord:
-    """The record of one node; a node whose fields all have their types already (the
-    common case) is taken as it is, any other goes through `_checked_record`."""
+def _record(node: Any) -> NodeRecord | None:
+    """The record of a node whose fields all have their types already (the common
+    case), else None (`_checked_record` converts or rejects the others)."""
     if type(node) is dict:
         nid, op = node.get("Id"), node.get("Op")
         if type(nid) is int:
@@ -64,7 +65,7 @@ def _record(node: Any, where: str) -> NodeRecord:
                             break
                     else:
                         return _new_tuple(NodeRecord, (nid, op, -1, 0, "", pipe, cycles, ids))
-    return _checked_record(node, where)
+    return None
 
 
 def _checked_record(node: Any, where: str) -> NodeRecord:
@@ -104,16 +105,33 @@ def parse_graph_json(text: str, name: str, core: Core = CONTEST) -> KernelGraph:
         raise GraphError("expected an object with a 'Nodes' list and an 'Edges' list")
     if "Edges" not in data:
         raise GraphError("no 'Edges' list (a graph without edges has \"Edges\": [])")
-    records = [_record(node, f"node #{i}") for i, node in enumerate(data["Nodes"])]
+    records = [_record(node) or _checked_record(node, f"node #{i}") for i, node in enumerate(data["Nodes"])]
+    edges = data["Edges"]
+    if not _plain_edges(edges):
+        edges = _checked_edges(edges)
+    return build_graph(name, records, edges, core)
+
+
+def _plain_edges(edges: list[Any]) -> bool:
+    """True when every edge is a list of two ints (then it is used as it is)."""
+    return (
+        set(map(type, edges)) <= {list}
+        and set(map(len, edges)) <= {2}
+        and set(map(type, chain.from_iterable(edges))) <= {int}
+    )
+
+
+def _checked_edges(raw: list[Any]) -> list[tuple[int, int]]:
+    """The (src, dst) id pairs of `raw`; GraphError names the first malformed edge."""
     edges = []
-    for e in data["Edges"]:
+    for e in raw:
         if type(e) is not list or len(e) != 2:
             raise GraphError(f"edge {json.dumps(e)}: expected [src, dst]")
         s, d = e
         if type(s) is not int or type(d) is not int:
             s, d = _int(s, "edge source"), _int(d, "edge target")
         edges.append((s, d))
-    return build_graph(name, records, edges, core)
+    return edges
 
 
 def _read_csv(path: Path) -> list[dict[str, str]]:
@@ -144,7 +162,7 @@ def read_graph_csv(path: str | Path, core: Core = CONTEST) -> KernelGraph:
         if "Bufs" in node:
             raw = node["Bufs"].strip("[]\"' ").replace(";", " ").replace(",", " ")
             node["Bufs"] = raw.split()
-        records.append(_record(node, f"'{nodes_path.name}' row {i + 2}"))
+        records.append(_record(node) or _checked_record(node, f"'{nodes_path.name}' row {i + 2}"))
     edges = []
     try:
         with edges_path.open(newline="") as f:
