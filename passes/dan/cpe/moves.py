@@ -58,10 +58,11 @@ class Reorder:
         self.tl = timeline
         n, size, kinds = graph.n, len(timeline.order), graph.kinds
         self.move_events = move_events
-        self.movable = [move_events or (v < n and kinds[v] == OP) for v in range(size)]
+        spills = size - n
+        self.movable = [True] * size if move_events else [k == OP for k in kinds] + [False] * spills
         """Nodes that may move (every node with `move_events`, else the operations)."""
-        self.cls = [_SPILL if v >= n else _ALLOC if kinds[v] == ALLOC else _FREE if kinds[v] == FREE else _OP
-                    for v in range(size)]
+        cls_of = {ALLOC: _ALLOC, FREE: _FREE, OP: _OP}
+        self.cls = [cls_of[k] for k in kinds] + [_SPILL] * spills
 
     def critical_chain(self) -> list[int]:
         """Pipe-bound nodes (slack > 0) of the critical chain, by increasing position.
