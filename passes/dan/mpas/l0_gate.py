@@ -270,21 +270,29 @@ class L0Gate:
 
     def _lower_needs(self, s: int, a: int) -> None:
         """`a` is scheduled: recompute `needs[s]` below it while it changes, and move
-        waiting ALLOCs whose FREE changed to their new bucket."""
+        waiting ALLOCs whose FREE changed to their new bucket. Needs are exact, so a
+        node whose need was `a` alone now needs NONE, and one whose need is NONE or
+        another single ALLOC keeps it; only MANY is joined again over the predecessors."""
         needs, preds, succs = self.needs[s], self.graph.preds, self.graph.succs
         alloc_slot, alloc_of, mask_of = self.alloc_slot, self.alloc_of, self.mask_of
         needs[a] = NONE
         stack = list(succs[a])
         while stack:
             v = stack.pop()
-            x = v if alloc_slot[v] == s else NONE  # `_need_at`, inline: the hot loop of MPAS
-            for p in preds[v]:
-                y = needs[p]
-                if y != NONE and y != x:
-                    x = y if x == NONE else MANY
-                    if x == MANY:
-                        break
-            if x != needs[v]:
+            old = needs[v]
+            if old == a:  # `a` was the only one above v
+                x = NONE
+            elif old != MANY:  # NONE or another single ALLOC: `a` is not above v
+                continue
+            else:
+                x = v if alloc_slot[v] == s else NONE  # `_need_at`, inline
+                for p in preds[v]:
+                    y = needs[p]
+                    if y != NONE and y != x:
+                        x = y if x == NONE else MANY
+                        if x == MANY:
+                            break
+            if x != old:
                 needs[v] = x
                 b = alloc_of[v]
                 if b in mask_of:
