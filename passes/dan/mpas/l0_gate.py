@@ -185,7 +185,8 @@ class L0Gate:
         return self.best_cache
 
     def _best(self) -> int | None:
-        n, keys, mask_of = self.graph.n, self.keys, self.mask_of
+        n, keys, mask_of, verdicts = self.graph.n, self.keys, self.mask_of, self.verdicts
+        slots, failed = len(self.live), self.failed
         best = -1
         for s, buckets in enumerate(self.buckets):
             if self.live[s]:
@@ -198,13 +199,15 @@ class L0Gate:
                 if not heap:
                     del buckets[mask]
                     continue
-                verdict = self._verdict(s, mask)
+                verdict = verdicts.get(mask * slots + s)  # `_verdict`, inline (slot s is empty)
+                if verdict is None:
+                    verdict = verdicts[mask * slots + s] = self._wait_verdict(s, mask)
                 if verdict == PASS:
                     a = heap[0] % n
-                    if not self._allowed(a):
+                    if failed and not self._allowed(a):
                         a = self._first_allowed(heap, mask)
                 else:
-                    a = verdict if mask_of.get(verdict) == mask and self._allowed(verdict) else -1
+                    a = verdict if mask_of.get(verdict) == mask and (not failed or self._allowed(verdict)) else -1
                 if a >= 0 and (best < 0 or keys[a] < keys[best]):
                     best = a
         return None if best < 0 else best
