@@ -232,7 +232,11 @@ def re_place(
                 reuse = sorted({release[q] for q in owners[t].claim(off, off + s, v)})
                 insort(residents[t], (off, off + s))
             new_preds[v] = list(base) + reuse if v < n else [v - 1] + [u for u in reuse if u != v - 1]
-        begin = start[v] = claim_pipe(ready_time(new_preds[v], finish), pipes[v], cycles[v], pipe_free)
+        ready = 0
+        for u in new_preds[v]:
+            if finish[u] > ready:
+                ready = finish[u]
+        begin = start[v] = claim_pipe(ready, pipes[v], cycles[v], pipe_free)
         finish[v] = begin + cycles[v]
         if b >= 0:
             q = placed_by[v]

@@ -103,8 +103,10 @@ class Timeline:
         self.pf_exact: list[int] = []
         self.front = Front(size, [], -1)
         self.fronts: list[Front] = []
-        # tail[v]: the longest path after v's finish, exact for positions >= tail_from
+        # tail[v]: the longest path after v's finish, exact for positions >= tail_from;
+        # head[v] = cycles[v] + tail[v], the longest path from v's start
         self.tail = [0] * size
+        self.head = [0] * size
         self.tail_from = size
 
     # -- queries ---------------------------------------------------------------------------
@@ -212,7 +214,11 @@ class Timeline:
                 continue
             v = order[i]
             p = pipes[v]
-            s = claim_pipe(ready_time(preds[v], finish), p, cycles[v], pf)
+            ready = 0
+            for u in preds[v]:
+                if finish[u] > ready:
+                    ready = finish[u]
+            s = claim_pipe(ready, p, cycles[v], pf)
             if p >= 0:
                 followed[p] = finish[v]
             if s != start[v]:
@@ -281,19 +287,19 @@ class Timeline:
         makespan cannot grow when this length does not, and only drops when it drops.
         """
         self.ensure_tails(k)
-        order, pos, cycles, tail, succs = self.order, self.pos, self.cycles, self.tail, self.succs
+        order, pos, head, succs = self.order, self.pos, self.head, self.succs
         best = 0
         for v, f in zip(nodes, finishes):
             t = 0
             for y in succs[v]:
-                if pos[y] >= k and cycles[y] + tail[y] > t:
-                    t = cycles[y] + tail[y]
+                if pos[y] >= k and head[y] > t:
+                    t = head[y]
             if f + t > best:
                 best = f + t
         for p, ps in enumerate(self.pipe_pos):
             if pf[p] != other[p]:
                 a = bisect_left(ps, k)
-                t = cycles[order[ps[a]]] + tail[order[ps[a]]] if a < len(ps) else 0
+                t = head[order[ps[a]]] if a < len(ps) else 0
                 if pf[p] + t > best:
                     best = pf[p] + t
         return best
@@ -323,7 +329,7 @@ class Timeline:
         """Make `tail` exact for the positions from `k` on (exact from `tail_from` on)."""
         if k >= self.tail_from:
             return
-        order, cycles, pipes, tail, succs = self.order, self.cycles, self.pipes, self.tail, self.succs
+        order, cycles, pipes, tail, head, succs = self.order, self.cycles, self.pipes, self.tail, self.head, self.succs
         nxt = []
         for ps in self.pipe_pos:
             a = bisect_left(ps, self.tail_from)
@@ -332,15 +338,16 @@ class Timeline:
             v = order[i]
             t = 0
             for y in succs[v]:
-                if cycles[y] + tail[y] > t:
-                    t = cycles[y] + tail[y]
+                if head[y] > t:
+                    t = head[y]
             p = pipes[v]
             if p >= 0:
                 y = nxt[p]
-                if y >= 0 and cycles[y] + tail[y] > t:
-                    t = cycles[y] + tail[y]
+                if y >= 0 and head[y] > t:
+                    t = head[y]
                 nxt[p] = v
             tail[v] = t
+            head[v] = cycles[v] + t
         self.tail_from = k
 
     def commit(self, lo: int, hi: int, moved: list[int]) -> None:
