@@ -160,6 +160,8 @@ def build_graph(
     buf_tier: list[int] = []
     buf_alloc: list[int] = []
     buf_free: list[int] = []
+    buf_uses: list[list[int]] = []
+    buf_clean: list[bool] = []
 
     def buffer(bid: int) -> int:
         b = buf_index.get(bid)
@@ -170,6 +172,8 @@ def build_graph(
             buf_tier.append(-1)
             buf_alloc.append(-1)
             buf_free.append(-1)
+            buf_uses.append([])
+            buf_clean.append(False)
         return b
 
     node_bufs: list[tuple[int, ...]] = []
@@ -210,9 +214,14 @@ def build_graph(
             pipes[i] = p
             cycles[i] = cyc
             try:  # buffers seen before (an ALLOC comes first in the public data)
-                node_bufs.append(tuple(map(buf_index.__getitem__, bufs)))
+                used = tuple(map(buf_index.__getitem__, bufs))
             except KeyError:
-                node_bufs.append(tuple([buf_index[x] if x in buf_index else buffer(x) for x in bufs]))
+                used = tuple([buf_index[x] if x in buf_index else buffer(x) for x in bufs])
+            node_bufs.append(used)
+            for b in used:
+                buf_uses[b].append(i)
+                if op == "COPY_IN":
+                    buf_clean[b] = True
     for b, bid in enumerate(buf_ids):
         if buf_alloc[b] == -1:
             raise GraphError(f"buffer {bid} is used but never allocated")
@@ -220,18 +229,10 @@ def build_graph(
             raise GraphError(f"buffer {bid} is allocated but never freed")
     preds, succs, forward = _adjacency(edges, index, n)
     graph = KernelGraph(
-        name, [r.id for r in records], kinds, [r.op for r in records], pipes, cycles, node_bufs,
+        name, list(map(itemgetter(0), records)), kinds, list(map(itemgetter(1), records)), pipes, cycles, node_bufs,
         preds, succs, buf_ids, buf_size, buf_tier, buf_alloc, buf_free,
-        [False] * len(buf_ids), [[] for _ in buf_ids],
+        buf_clean, buf_uses,
     )
-    buf_uses, buf_clean, ops = graph.buf_uses, graph.buf_clean, graph.ops
-    for v in range(n):
-        if kinds[v] == OP:
-            copy_in = ops[v] == "COPY_IN"
-            for b in node_bufs[v]:
-                buf_uses[b].append(v)
-                if copy_in:
-                    buf_clean[b] = True
     problem = check_lifetimes(graph, list(range(n)) if forward else topological_order(graph))
     if problem is not None:
         raise GraphError(problem)
