@@ -134,10 +134,11 @@ def feeder_producers(graph: KernelGraph, target: Core) -> list[bool]:
     MOVEs read into L0A)."""
     kinds, preds, succs, l0_tiers = graph.kinds, graph.preds, graph.succs, target.l0_tiers
     l0_alloc = [k == ALLOC and graph.buf_tier[bufs[0]] in l0_tiers for k, bufs in zip(kinds, graph.node_bufs)]
+    other_alloc = [k == ALLOC and not l0 for k, l0 in zip(kinds, l0_alloc)]
     feeder = [False] * graph.n
     for c in range(graph.n):
         ps = preds[c]
-        if kinds[c] != OP or not ps or not all(kinds[p] == ALLOC and not l0_alloc[p] for p in ps):
+        if kinds[c] != OP or not ps or not all(map(other_alloc.__getitem__, ps)):
             continue
         users = {u for u in succs[c] if kinds[u] != FREE}
         frees = [f for f in succs[c] if kinds[f] == FREE]
