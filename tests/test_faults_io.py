@@ -181,3 +181,23 @@ def test_every_export_format_writes_what_the_writers_write(tmp_path: Path) -> No
         assert {path: path.read_bytes() for path in out.iterdir()} == {
             path: data.encode() if isinstance(data, str) else data for path, data in written.files.items()
         }
+
+
+def test_missing_ortools_warns_when_the_planned_eviction_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`dlr{policy=planned}` keeps its greedy eviction plan without OR-Tools, and says so."""
+    from dan.lowering.gen.synthetic import random_kernel
+    from dan.passes.dan.dlr.eviction_plan import eviction_plan
+    from dan.passes.packing.cpsat import MissingSolverWarning
+    from tests.test_dlr_layout import shrunk
+
+    graph = random_kernel(3, ops=80)
+    target, order, footprint = shrunk(graph), list(range(graph.n)), list(graph.buf_size)
+    greedy = eviction_plan(graph, order, target, footprint, 0)
+    _without_ortools(monkeypatch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert eviction_plan(graph, order, target, footprint, 1.0) == greedy
+    assert [str(w.message) for w in caught if w.category is MissingSolverWarning] == [
+        "OR-Tools cannot be imported, so dlr{policy=planned} keeps its greedy eviction plan; "
+        "install it with 'pip install ortools'"
+    ]

@@ -29,6 +29,7 @@ import heapq
 from dan.dialect.model.graph import ALLOC, KernelGraph
 from dan.dialect.model.target import LIMIT, Core
 from dan.dialect.model.spills import spill_in_cycles, spill_out_cycles, spill_traffic
+from dan.passes.packing.cpsat import warn_missing
 
 CONFLICTS_PER_EFFORT = 200
 """CP-SAT stops after this many conflicts per unit of effort as well (deterministic
@@ -125,10 +126,9 @@ def _exact_plan(
 ) -> set[Gap]:
     """The CP-SAT optimum of the tier's model (or its best plan within `effort`); the
     hint when OR-Tools is absent or finds nothing better."""
-    try:
-        from ortools.sat.python import cp_model
-    except ImportError:
+    if not warn_missing("dlr{policy=planned} keeps its greedy eviction plan"):
         return hint
+    from ortools.sat.python import cp_model
     model = cp_model.CpModel()
     kept: dict[Gap, object] = {}
     starts: dict[int, list[tuple[Gap, int]]] = {}  # position -> gaps opening after it

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from dan.dialect.model.target import LIMIT
+from dan.passes.packing.cpsat import warn_missing
 
 CONFLICTS_PER_EFFORT = 10
 """CP-SAT stops after this many conflicts per unit of effort as well: deterministic
@@ -84,10 +85,9 @@ def _exact_fit(starts: list[int], ends: list[int], sizes: list[int], capacity: i
     overlapping), or None: no OR-Tools, no packing, or none found within `effort`."""
     if capacity >= LIMIT or len(sizes) > PACK_ITEMS:
         return None  # beyond CP-SAT's 64-bit integers, or too many rectangles
-    try:
-        from ortools.sat.python import cp_model
-    except ImportError:
+    if not warn_missing("dlr{policy=planned} packs each tier with its greedy packings only"):
         return None
+    from ortools.sat.python import cp_model
     model = cp_model.CpModel()
     offsets, times, spaces = [], [], []
     for r, (start, end, size) in enumerate(zip(starts, ends, sizes)):

@@ -134,15 +134,8 @@ class L0Gate:
         if s not in self.alloc_slot:
             return needs
         preds, alloc_slot = self.graph.preds, self.alloc_slot
-        for v in topo:  # `_need_at`, inline
-            x = v if alloc_slot[v] == s else NONE
-            for p in preds[v]:
-                y = needs[p]
-                if y != NONE and y != x:
-                    x = y if x == NONE else MANY
-                    if x == MANY:
-                        break
-            needs[v] = x
+        for v in topo:
+            needs[v] = _need_at(v, s, needs, preds, alloc_slot)
         return needs
 
     def _mask(self, a: int) -> int:
