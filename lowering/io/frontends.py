@@ -143,7 +143,7 @@ def _graph_text(path: str, core: Core, frontend: str | None, text: str) -> Kerne
 
 def _graph_file(path: str, core: Core, frontend: str | None) -> KernelGraph:
     """A graph file read as `frontend` (named with -f) or by its extension."""
-    from dan.lowering.io.graph_files import graph_name, parse_graph_json, read_graph
+    from dan.lowering.io.graph_files import read_graph, read_graph_json
 
     kind = frontend_of(path, frontend)
     csv_name = Path(path).suffix == ".csv"
@@ -154,10 +154,7 @@ def _graph_file(path: str, core: Core, frontend: str | None) -> KernelGraph:
                 f"'{path}': -f csv reads {FRONTENDS['csv'].reads}; name the NAME_Nodes.csv file"
             )
         if kind == "json" and csv_name:  # read_graph would read the CSV pair
-            try:
-                return parse_graph_json(read_text(path), graph_name(path), core)
-            except GraphError as e:
-                raise GraphError(f"'{Path(path).name}': {e}") from None
+            return read_graph_json(path, core)
         return read_graph(path, core)
     except GraphError:
         if frontend:

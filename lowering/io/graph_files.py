@@ -185,6 +185,12 @@ def read_graph(path: str | Path, core: Core = CONTEST) -> KernelGraph:
     path = Path(path)
     if path.suffix == ".csv":
         return read_graph_csv(path, core)
+    return read_graph_json(path, core)
+
+
+def read_graph_json(path: str | Path, core: Core = CONTEST) -> KernelGraph:
+    """A graph for `core` from a graph JSON file, whatever its name; errors name the file."""
+    path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
