@@ -126,8 +126,8 @@ def run(prog: str, body: Callable[[], int | None], final: bool = False) -> None:
     except RecursionError:
         say(prog, "error: input nested too deeply")
         code = 1
-    except KeyboardInterrupt:  # stop now: tearing down what was built can take long
-        say(prog, "interrupted")
+    except KeyboardInterrupt as e:  # stop now: tearing down what was built can take long
+        say(prog, f"interrupted: {e}" if str(e) else "interrupted")  # a body may say what it kept
         _quiet_exit(130)
     try:
         if sys.stdout is not None:

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -179,12 +177,9 @@ def main(argv: list[str] | None = None) -> None:
     def interruptible() -> int:
         try:
             return body()
-        except KeyboardInterrupt:  # stop now: tearing down a big half-built kernel takes long
+        except KeyboardInterrupt:  # `run` says what was kept and stops at once
             kept = f"{written[0]} of {written[1]} kernels written to '{args.output}'" if written[0] else "nothing written"
-            say("dan-gen", f"interrupted: {kept}")
-            if sys.stderr is not None:
-                sys.stderr.flush()
-            os._exit(130)
+            raise KeyboardInterrupt(kept) from None
 
     run("dan-gen", interruptible)
 
