@@ -29,7 +29,6 @@ import heapq
 from dan.dialect.model.graph import ALLOC, KernelGraph
 from dan.dialect.model.target import LIMIT, Core
 from dan.dialect.model.spills import spill_in_cycles, spill_out_cycles, spill_traffic
-from dan.passes.packing.cpsat import warn_missing
 
 CONFLICTS_PER_EFFORT = 200
 """CP-SAT stops after this many conflicts per unit of effort as well (deterministic
@@ -126,6 +125,8 @@ def _exact_plan(
 ) -> set[Gap]:
     """The CP-SAT optimum of the tier's model (or its best plan within `effort`); the
     hint when OR-Tools is absent or finds nothing better."""
+    from dan.passes.packing.cpsat import warn_missing  # numpy and OR-Tools: this policy only
+
     if not warn_missing("dlr{policy=planned} keeps its greedy eviction plan"):
         return hint
     from ortools.sat.python import cp_model
