@@ -8,12 +8,12 @@
 // busiest pipe 10); this one reaches it.
 
 // CHECK-LABEL: kernel window: valid
-// CHECK-NEXT:    peak L1+UB:    800  (bound 500, ratio 1.600)
+// CHECK-NEXT:    peak L1+UB:    800  (bound 500, ratio 1.600, gap 37.5%)
 // CHECK-NEXT:    tier peaks:    L1 0, UB 800, L0A 0, L0B 0, L0C 0
 // CHECK-NEXT:    L0 rule:       kept
-// CHECK-NEXT:    spills:        0  (bound 0, ratio 1.000)
-// CHECK-NEXT:    extra traffic: 0  (bound 0, ratio 1.000)
-// CHECK-NEXT:    makespan:      20  (bound 20, ratio 1.000)
+// CHECK-NEXT:    spills:        0  (bound 0, ratio 1.000, gap 0.0%)
+// CHECK-NEXT:    extra traffic: 0  (bound 0, ratio 1.000, gap 0.0%)
+// CHECK-NEXT:    makespan:      20  (bound 20, ratio 1.000, gap 0.0%)
 // CHECK-NEXT:    busiest pipe:  CUBE 10 with this plan's spills (makespan / it 2.000)
 // CHECK-NEXT:    bounds:        peak: footprint 500, forced live 500; makespan: CUBE 10, critical path 15, pipe window 20, with forced spills 0
 // CHECK-NEXT:    packing:       L1 0/4096, UB 800/1024, L0A 0/256, L0B 0/256, L0C 0/512 (most bytes resident at once/capacity)
@@ -42,8 +42,8 @@ dan.kernel @window attributes {target = #dan.target<contest>} {
 // Order only (first RUN), capacity binds nothing: no spill bound.
 
 // CHECK-LABEL: kernel forced: valid
-// CHECK-NEXT:    peak L1+UB:    600  (bound 600, ratio 1.000)
-// CHECK:         spills:        0  (bound 0, ratio 1.000)
+// CHECK-NEXT:    peak L1+UB:    600  (bound 600, ratio 1.000, gap 0.0%)
+// CHECK:         spills:        0  (bound 0, ratio 1.000, gap 0.0%)
 // CHECK:         bounds:        peak: footprint 400, forced live 600;
 // CHECK-NOT:     conflict-free
 

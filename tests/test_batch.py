@@ -126,6 +126,7 @@ def test_bounds_are_asked_for_and_match_the_replay_s(kernels: Path, tmp_path: Pa
     best = best_bounds(graph_bounds(read_graph(kernels / "mm222.json"), CONTEST), True)
     assert {m: row[f"bound_{m}"] for m in best} == best
     assert all(row[m] >= b for m, b in best.items())
+    assert {m: row[f"gap_{m}"] for m in best} == {m: (row[m] - b) / row[m] if row[m] else 0.0 for m, b in best.items()}
 
 
 def test_batch_plans_as_dan_opt_whatever_the_jobs(kernels: Path, tmp_path: Path,

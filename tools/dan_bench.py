@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dan.dialect.model.bounds.gaps import gap, gap_text
 from dan.dialect.model.bounds.report import GraphBounds, PlanBounds, best_bounds, bounds_summary, graph_bounds, plan_bounds
 from dan.dialect.model.graph import KernelGraph, Plan, input_order
 from dan.dialect.model.replay import Metrics, order_peaks, replay
@@ -187,12 +188,12 @@ def tables345(results: dict[str, dict[str, Run]], graphs: dict[str, KernelGraph]
 
 def bounds_table(results: dict[str, dict[str, Run]], bounds: dict[str, GraphBounds]) -> tuple[list[str], list[list[str]]]:
     """Table 6: per workload and method, each metric beside its best lower bound
-    (`dan.dialect.model.bounds.report`) and `metric / bound`, then the plan's busiest pipe with its
+    (`dan.dialect.model.bounds.report`), `metric / bound` and the gap (`bounds.gaps`), then the plan's busiest pipe with its
     own spill transfers and `makespan / that`. The bounds hold for every valid plan
     of the workload (spill bounds: every plan with a layout)."""
     head = ["workload", "method"]
     for m in METRICS:
-        head += [m, f"{m} bound", f"{m} / bound"]
+        head += [m, f"{m} bound", f"{m} / bound", f"{m} gap"]
     head += ["busiest pipe with spills", "makespan / busiest pipe"]
     rows = []
     for wl, runs in results.items():
@@ -202,7 +203,8 @@ def bounds_table(results: dict[str, dict[str, Run]], bounds: dict[str, GraphBoun
             for m in METRICS:
                 value = getattr(r.metrics, m)
                 shown = m != "makespan" or r.metrics.valid
-                row += [_fmt(value) if shown else "-", _fmt(best[m]), _ratio(value, best[m]) if shown else "-"]
+                row += [_fmt(value) if shown else "-", _fmt(best[m]), _ratio(value, best[m]) if shown else "-",
+                        gap_text(gap(value, best[m]) if shown else None)]
             pb = r.bounds
             row += [f"{pb.plan_pipe} {_fmt(pb.plan_pipe_load)}" if pb else "-",
                     _ratio(r.metrics.makespan, pb.plan_pipe_load) if pb and r.metrics.valid else "-"]
@@ -356,7 +358,7 @@ def main(argv: list[str] | None = None) -> None:
         args.out.mkdir(parents=True, exist_ok=True)
         bounds = {wl: graph_bounds(g, target) for wl, g in graphs.items()}
         tables = {"Table 2: methods vs original": table2(results), **tables345(results, graphs, target),
-                  "Table 6: lower bounds (metric / bound)": bounds_table(results, bounds)}
+                  "Table 6: lower bounds (metric / bound, gap)": bounds_table(results, bounds)}
         md = "".join(markdown(t, h, r) + "\n" for t, (h, r) in tables.items())
         times_head, times_rows = stage_table(results)
         files = {

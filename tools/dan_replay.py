@@ -1,5 +1,6 @@
 """dan-replay: validate a plan and print what it costs (docs/MODEL.md), each metric beside its
-best lower bound (`dan.dialect.model.bounds.report`) and their ratio, each tier's packing, and how
+best lower bound (`dan.dialect.model.bounds.report`), their ratio and the gap (the share
+of the metric a better plan could at most remove, `dan.dialect.model.bounds.gaps`), each tier's packing, and how
 busy each pipe is (`dan.dialect.model.pipe_usage`: busy cycles, share of the makespan, the
 busiest pipe's idle cycles).
 
@@ -15,6 +16,7 @@ import json
 from dan.dialect.model.bounds.report import (
     GraphBounds, PlanBounds, best_bounds, bounds_summary, graph_bounds, metric_ratios, plan_bounds, ratio,
 )
+from dan.dialect.model.bounds.gaps import gap_text, metric_gaps
 from dan.dialect.model.pipe_usage import PipeUsage, pipe_usage
 from dan.dialect.model.pipe_waits import Waits, pipe_waits
 from dan.dialect.model.replay import Metrics, replay
@@ -28,31 +30,32 @@ def _ratio_text(r: float | None) -> str:
     return "-" if r is None else f"{r:.3f}"
 
 
-def _with(value: object, bound: int, r: float | None) -> str:
-    """`VALUE  (bound B, ratio R)`: the metric beside its best lower bound; a positive
-    value over a bound of 0 has no ratio (`(bound 0)`)."""
+def _with(value: object, bound: int, r: float | None, g: float | None) -> str:
+    """`VALUE  (bound B, ratio R, gap G)`: the metric beside its best lower bound and the
+    share a better plan could at most remove (`bounds.gaps`); a positive value over a
+    bound of 0 has no ratio (`(bound 0, gap 100.0%)`)."""
     if r is None and value != "-":
-        return f"{value}  (bound {bound})"
-    return f"{value}  (bound {bound}, ratio {_ratio_text(r)})"
+        return f"{value}  (bound {bound}, gap {gap_text(g)})"
+    return f"{value}  (bound {bound}, ratio {_ratio_text(r)}, gap {gap_text(g)})"
 
 
 def report_lines(name: str, m: Metrics, gb: GraphBounds, pb: PlanBounds, layout: bool, target: Core) -> list[str]:
-    """The human report: each metric beside its best lower bound and the ratio, then
+    """The human report: each metric beside its best lower bound, the ratio and the gap, then
     the bounds' parts and each tier's packing (most bytes resident at once of capacity)."""
     best = best_bounds(gb, layout)
-    ratios = metric_ratios(m, best)
+    ratios, gaps = metric_ratios(m, best), metric_gaps(m, best)
     plan_ratio = ratio(m.makespan, pb.plan_pipe_load) if m.valid else None
     lines = [f"kernel {name}: {'valid' if m.valid else 'INVALID'}"]
     if m.violation is not None:
         lines.append(f"  violation ({m.violation.kind}): {m.violation.message}")
     tiers = ", ".join(f"{t} {p}" for t, p in m.tier_peaks.items())
     lines += [
-        f"  peak L1+UB:    {_with(m.peak_l1_ub, best['peak_l1_ub'], ratios['peak_l1_ub'])}",
+        f"  peak L1+UB:    {_with(m.peak_l1_ub, best['peak_l1_ub'], ratios['peak_l1_ub'], gaps['peak_l1_ub'])}",
         f"  tier peaks:    {tiers}",
         f"  L0 rule:       {'kept' if m.l0_rule else 'broken'}",
-        f"  spills:        {_with(m.spill_count, best['spill_count'], ratios['spill_count'])}",
-        f"  extra traffic: {_with(m.extra_traffic, best['extra_traffic'], ratios['extra_traffic'])}",
-        f"  makespan:      {_with(m.makespan if m.valid else '-', best['makespan'], ratios['makespan'])}",
+        f"  spills:        {_with(m.spill_count, best['spill_count'], ratios['spill_count'], gaps['spill_count'])}",
+        f"  extra traffic: {_with(m.extra_traffic, best['extra_traffic'], ratios['extra_traffic'], gaps['extra_traffic'])}",
+        f"  makespan:      {_with(m.makespan if m.valid else '-', best['makespan'], ratios['makespan'], gaps['makespan'])}",
         f"  busiest pipe:  {pb.plan_pipe} {pb.plan_pipe_load} with this plan's spills (makespan / it {_ratio_text(plan_ratio)})",
         f"  bounds:        peak: footprint {gb.footprint}, forced live {gb.forced_live}; makespan: {gb.busiest_pipe} "
         f"{gb.pipe_load}, critical path {gb.critical_path}, pipe window {gb.pipe_window}, "

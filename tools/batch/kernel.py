@@ -218,7 +218,7 @@ def _view_text(text: str) -> list[Any]:
 
 def _metrics_row(kernel: Any, bounds: bool) -> dict[str, Any]:
     """The replay's metrics of one planned kernel (`KernelView`), and with `bounds`
-    the best lower bound of each (`bound_METRIC`)."""
+    the best lower bound of each (`bound_METRIC`) and its gap (`gap_METRIC`, `bounds.gaps`)."""
     from dan.dialect.model.replay import replay
 
     g = kernel.graph
@@ -230,8 +230,11 @@ def _metrics_row(kernel: Any, bounds: bool) -> dict[str, Any]:
     if bounds:
         from dan.dialect.model.bounds.report import best_bounds, graph_bounds
 
+        from dan.dialect.model.bounds.gaps import metric_gaps
+
         best = best_bounds(graph_bounds(g, kernel.target), kernel.plan.offsets is not None)
         row.update({f"bound_{metric}": value for metric, value in best.items()})
+        row.update({f"gap_{metric}": value for metric, value in metric_gaps(m, best).items()})
     return row
 
 

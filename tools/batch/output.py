@@ -22,10 +22,12 @@ from dan.tools.batch.kernel import MANIFEST, BatchOptions, KernelResult, output_
 SUMMARY_COLUMNS: tuple[str, ...] = (
     "input", "kernel", "status", "error", "target", "nodes", "edges", "valid", "peak_l1_ub", "tier_peaks",
     "l0_rule", "spill_count", "extra_traffic", "makespan", "bound_peak_l1_ub", "bound_extra_traffic",
-    "bound_spill_count", "bound_makespan", "seconds", "pass_seconds", "resumed", "warnings",
+    "bound_spill_count", "bound_makespan", "gap_peak_l1_ub", "gap_extra_traffic", "gap_spill_count", "gap_makespan",
+    "seconds", "pass_seconds", "resumed", "warnings",
 )
 """The summary's columns: the replay's metrics (docs/MODEL.md) and, when asked for, their
-lower bounds (`dan.dialect.model.bounds.report`; empty otherwise), then the run's own facts.
+lower bounds (`dan.dialect.model.bounds.report`) and gaps (`dan.dialect.model.bounds.gaps`;
+empty otherwise), then the run's own facts.
 
 `seconds` is the kernel's whole time in its worker (reading, passes, replay, output
 text); `pass_seconds` the passes' own share of it."""
