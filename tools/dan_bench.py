@@ -10,115 +10,41 @@ and JSON (and PNG plots when matplotlib is installed) to `--out`: Tables 2-5, an
 Table 6 with each metric beside its best lower bound (`dan.dialect.model.bounds.report`); the JSON
 carries the bounds and each tier's packing.
 A workload that cannot be read or planned is named on stderr and left out; the
-others are still written, and the exit status is 1.
+others are still written, and the exit status is 1. `--families` writes the family
+table instead (`dan.tools.families`: generated kernels of each family, each plan
+beside its bounds and gaps).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import io
 import json
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dan.dialect.model.bounds.gaps import gap, gap_text
-from dan.dialect.model.bounds.report import GraphBounds, PlanBounds, best_bounds, bounds_summary, graph_bounds, plan_bounds
-from dan.dialect.model.graph import KernelGraph, Plan, input_order
-from dan.dialect.model.replay import Metrics, order_peaks, replay
+from dan.dialect.model.bounds.report import GraphBounds, best_bounds, bounds_summary, graph_bounds
+from dan.dialect.model.graph import KernelGraph
+from dan.dialect.model.replay import order_peaks
 from dan.dialect.model.target import Core, load_target
 from dan.lowering.io.atomic import atomic_write_all
 from dan.lowering.io.frontends import as_viewed
 from dan.lowering.io.graph_files import read_graph
-from dan.passes.pipeline.named import BASELINE_LAYOUT, PIPELINES
+from dan.tools.bench_runs import METHODS, Run, run_method
 from dan.tools.cli import USER_ERRORS, CliError, add_version, one_line, run
+from dan.tools.tables import csv_text, fmt, markdown, ratio_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 ROOT = Path(__file__).resolve().parents[1]
-METHODS = tuple(PIPELINES)
 DAN = tuple(m for m in METHODS if m.startswith("dan"))
 """Our methods: each gets a "vs best external" row (new `dan-*` pipelines too)."""
 EXTERNAL = ("hmcos", "cosma", "magis", "eda")
 METRICS = ("peak_l1_ub", "extra_traffic", "spill_count", "makespan")
-
-
-@dataclass
-class Run:
-    """One method on one workload: its final plan's metrics and time per stage."""
-
-    method: str
-    metrics: Metrics
-    stages: dict[str, float] = field(default_factory=dict)
-    extra: dict[str, Metrics] = field(default_factory=dict)
-    """Intermediate plans (dan: `mpas+dlr`, `mpas+dlr-lru`, `mpas+dlr+cpe-events`)."""
-    bounds: PlanBounds | None = None
-    """What the final plan fixes: its busiest pipe with its spills, its packing."""
-    layout: bool = True
-    """The final plan has a layout (capacity binds it: spill bounds apply)."""
-
-
-def planning_passes(spec: str) -> list:
-    """The planning passes of a pipeline spec, built (and their options checked) as
-    dan-opt builds them."""
-    from xdsl.passes import PassPipeline
-
-    from dan.passes.pipeline.options import check_options
-    from dan.passes.pipeline.registry import DAN_PASSES
-
-    check_options(DAN_PASSES, spec)
-    return list(PassPipeline.parse_spec(DAN_PASSES, spec).passes)
-
-
-def run_method(method: str, graph: KernelGraph, target: Core) -> Run:
-    """Plan `graph` with the named pipeline `method`, timing each pass, and replay it."""
-    from dan.dialect.model.graph import KernelView
-    from dan.passes.pipeline.kernel_rewrite import plan_arrays
-
-    if method not in PIPELINES:
-        raise CliError(f"unknown method '{method}' (valid: {', '.join(METHODS)})")
-    view = KernelView(graph, Plan(input_order(graph)), target)
-    stages: dict[str, float] = {}
-    after: dict[str, Plan] = {}
-    for p in planning_passes(PIPELINES[method]):
-        t0 = time.perf_counter()
-        view = plan_arrays(view, [p])
-        stages[p.name] = stages.get(p.name, 0.0) + time.perf_counter() - t0
-        after[p.name] = view.plan
-    metrics = replay(graph, view.plan, target)
-    run = Run(method, metrics, stages, bounds=plan_bounds(graph, view.plan, target, metrics),
-              layout=view.plan.offsets is not None)
-    if method == "dan":
-        run.extra = dan_variants(graph, after["mpas"], after["dlr"], target)
-    return run
-
-
-def dan_variants(graph: KernelGraph, order: Plan, laid: Plan, target: Core) -> dict[str, Metrics]:
-    """Tables 4 and 5: the MPAS order laid out by `dlr` (`laid`) and by the baselines'
-    layout, and `laid` after the wide event-moving CPE that `tune` runs."""
-    from dan.dialect.model.graph import KernelView
-    from dan.passes.dan.cpe.reorder import cpe
-    from dan.passes.pipeline.kernel_rewrite import plan_arrays
-    from dan.passes.search.tune.options import WIDE_CPE
-
-    lru = plan_arrays(KernelView(graph, order, target), planning_passes(BASELINE_LAYOUT)).plan
-    return {
-        "mpas+dlr": replay(graph, laid, target),
-        "mpas+dlr-lru": replay(graph, lru, target),
-        "mpas+dlr+cpe-events": replay(graph, cpe(graph, laid, target, WIDE_CPE), target),
-    }
-
-
-def _fmt(value: float) -> str:
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.3f}"
-
-
-def _ratio(value: int, base: int) -> str:
-    return f"{value / base:.3f}" if base else ("1.000" if value == 0 else "inf")
 
 
 def best_external(runs: dict[str, Run]) -> list[int | None] | None:
@@ -147,16 +73,16 @@ def table2(results: dict[str, dict[str, Run]]) -> tuple[list[str], list[list[str
         base = runs.get("original")
         for method, r in runs.items():
             vals = [getattr(r.metrics, m) for m in METRICS]
-            ratios = [_ratio(v, getattr(base.metrics, m)) if base else "-" for v, m in zip(vals, METRICS)]
+            ratios = [ratio_text(v, getattr(base.metrics, m)) if base else "-" for v, m in zip(vals, METRICS)]
             flags = ["yes" if r.metrics.valid else "NO", "kept" if r.metrics.l0_rule else "broken"]
-            rows.append([wl, method] + flags + [_fmt(v) for v in vals] + ratios)
+            rows.append([wl, method] + flags + [fmt(v) for v in vals] + ratios)
         best = best_external(runs)
         if best is None:
             continue
-        shown = ["n/a" if b is None else _fmt(b) for b in best]
+        shown = ["n/a" if b is None else fmt(b) for b in best]
         for dan_method in (m for m in DAN if m in runs):
             dan = [getattr(runs[dan_method].metrics, m) for m in METRICS]
-            ratios = ["n/a" if b is None else _ratio(d, b) for d, b in zip(dan, best)]
+            ratios = ["n/a" if b is None else ratio_text(d, b) for d, b in zip(dan, best)]
             rows.append([wl, f"{dan_method} vs best external", "-", "-"] + shown + ratios)
     return head, rows
 
@@ -168,12 +94,12 @@ def tables345(results: dict[str, dict[str, Run]], graphs: dict[str, KernelGraph]
             continue
         dan = runs["dan"]
         base_peak = order_peaks(graphs[wl], list(range(graphs[wl].n)), target)[0]
-        t3.append([wl, _fmt(base_peak), _fmt(dan.metrics.peak_l1_ub), _ratio(dan.metrics.peak_l1_ub, base_peak)])
+        t3.append([wl, fmt(base_peak), fmt(dan.metrics.peak_l1_ub), ratio_text(dan.metrics.peak_l1_ub, base_peak)])
         cost, lru = dan.extra["mpas+dlr"], dan.extra["mpas+dlr-lru"]
-        t4.append([wl] + [_fmt(x) for x in (cost.spill_count, cost.extra_traffic, cost.makespan, lru.spill_count, lru.extra_traffic, lru.makespan)])
+        t4.append([wl] + [fmt(x) for x in (cost.spill_count, cost.extra_traffic, cost.makespan, lru.spill_count, lru.extra_traffic, lru.makespan)])
         events = dan.extra["mpas+dlr+cpe-events"].makespan
-        t5.append([wl, _fmt(cost.makespan), _fmt(dan.metrics.makespan), _ratio(dan.metrics.makespan, cost.makespan),
-                   _fmt(events), _ratio(events, cost.makespan)])
+        t5.append([wl, fmt(cost.makespan), fmt(dan.metrics.makespan), ratio_text(dan.metrics.makespan, cost.makespan),
+                   fmt(events), ratio_text(events, cost.makespan)])
     from dan.passes.dan.cpe.passes import CpePass
     from dan.passes.pipeline.pass_options import spell_pass
     from dan.passes.search.tune.options import WIDE_CPE
@@ -203,11 +129,11 @@ def bounds_table(results: dict[str, dict[str, Run]], bounds: dict[str, GraphBoun
             for m in METRICS:
                 value = getattr(r.metrics, m)
                 shown = m != "makespan" or r.metrics.valid
-                row += [_fmt(value) if shown else "-", _fmt(best[m]), _ratio(value, best[m]) if shown else "-",
+                row += [fmt(value) if shown else "-", fmt(best[m]), ratio_text(value, best[m]) if shown else "-",
                         gap_text(gap(value, best[m]) if shown else None)]
             pb = r.bounds
-            row += [f"{pb.plan_pipe} {_fmt(pb.plan_pipe_load)}" if pb else "-",
-                    _ratio(r.metrics.makespan, pb.plan_pipe_load) if pb and r.metrics.valid else "-"]
+            row += [f"{pb.plan_pipe} {fmt(pb.plan_pipe_load)}" if pb else "-",
+                    ratio_text(r.metrics.makespan, pb.plan_pipe_load) if pb and r.metrics.valid else "-"]
             rows.append(row)
     return head, rows
 
@@ -219,20 +145,6 @@ def stage_table(results: dict[str, dict[str, Run]]) -> tuple[list[str], list[lis
             for stage, secs in r.stages.items():
                 rows.append([wl, method, stage, f"{secs:.3f}"])
     return ["workload", "method", "stage", "seconds"], rows
-
-
-def markdown(title: str, head: list[str], rows: list[list[str]]) -> str:
-    lines = [f"### {title}", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
-
-
-def csv_text(head: list[str], rows: list[list[str]]) -> str:
-    out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(head)
-    w.writerows(rows)
-    return out.getvalue()
 
 
 def run_summary(r: Run, bounds: GraphBounds, target: Core) -> dict[str, object]:
@@ -332,26 +244,51 @@ def plan_workloads(
     return graphs, results, failed
 
 
+def families(specs: list[str], methods: list[str], target: Core, out: Path) -> int:
+    """Write and print the family table (`dan.tools.families`) of `specs` (default: the README's)."""
+    from dan.tools.families import DEFAULT_FAMILIES, family_kernels, family_table
+
+    try:
+        kernels = family_kernels(specs or list(DEFAULT_FAMILIES), target)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    head, rows = family_table(kernels, methods, target, lambda row: print(f"dan-bench: {row}", file=sys.stderr))
+    md = markdown("Families: each plan beside its best lower bound and the gap", head, rows)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_all({out / "families.md": md, out / "families.csv": csv_text(head, rows)})
+    print(md)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="dan-bench", description=__doc__)
     ap.add_argument("workloads", nargs="*", type=Path, help="graph files (default: ../shared/workloads, else examples/)")
-    ap.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {','.join(METHODS)}")
+    ap.add_argument("--methods", help=f"comma-separated subset of {','.join(METHODS)} (default: all; with "
+                    "--families: the dan-best objectives)")
+    ap.add_argument("--families", nargs="*", metavar="KIND=SHAPES",
+                    help="the family table instead: generated kernels such as matmul=4x4x4,8x8x8 "
+                         "(no value: the README's shapes), each plan beside its bounds and gaps")
     ap.add_argument("--target", default="contest", help="preset or target JSON file")
     ap.add_argument("--out", type=Path, default=Path("bench_out"), help="output directory (default: bench_out)")
     add_version(ap)
     args = ap.parse_args(argv)
 
     def body() -> int:
-        methods = [m for m in args.methods.split(",") if m]
+        from dan.tools.families import OBJECTIVES
+
+        spec = args.methods if args.methods is not None else ",".join(OBJECTIVES if args.families is not None else METHODS)
+        methods = [m for m in spec.split(",") if m]
         bad = [m for m in methods if m not in METHODS]
         if bad or not methods:
-            raise CliError(f"unknown method '{bad[0] if bad else args.methods}' (valid: {', '.join(METHODS)})")
+            raise CliError(f"unknown method '{bad[0] if bad else spec}' (valid: {', '.join(METHODS)})")
         target = load_target(args.target)
+        if args.out.exists() and not args.out.is_dir():
+            raise CliError(f"--out '{args.out}' is a file, not a directory")
+        if args.families is not None:
+            return families(args.families, methods, target, args.out)
         paths = args.workloads or default_workloads()
         if not paths:
             raise CliError("no workloads given and none found")
-        if args.out.exists() and not args.out.is_dir():
-            raise CliError(f"--out '{args.out}' is a file, not a directory")
         graphs, results, failed = plan_workloads(paths, methods, target)
         if not results:
             raise CliError(f"no workload could be planned ({failed} failed)")
