@@ -123,7 +123,7 @@ def test_bounds_are_asked_for_and_match_the_replay_s(kernels: Path, tmp_path: Pa
     plain = plan_kernel(task, options(tmp_path))
     (row,) = plan_kernel(task, BatchOptions("mpas,dlr,cpe", str(tmp_path), bounds=True)).rows
     assert "bound_makespan" not in plain.rows[0]
-    best = best_bounds(graph_bounds(read_graph(kernels / "mm222.json"), CONTEST), True)
+    best = best_bounds(graph_bounds(read_graph(kernels / "mm222.json"), CONTEST), True, row["l0_rule"])
     assert {m: row[f"bound_{m}"] for m in best} == best
     assert all(row[m] >= b for m, b in best.items())
     assert {m: row[f"gap_{m}"] for m in best} == {m: (row[m] - b) / row[m] if row[m] else 0.0 for m, b in best.items()}

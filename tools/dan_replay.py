@@ -42,7 +42,7 @@ def _with(value: object, bound: int, r: float | None, g: float | None) -> str:
 def report_lines(name: str, m: Metrics, gb: GraphBounds, pb: PlanBounds, layout: bool, target: Core) -> list[str]:
     """The human report: each metric beside its best lower bound, the ratio and the gap, then
     the bounds' parts and each tier's packing (most bytes resident at once of capacity)."""
-    best = best_bounds(gb, layout)
+    best = best_bounds(gb, layout, m.l0_rule)
     ratios, gaps = metric_ratios(m, best), metric_gaps(m, best)
     plan_ratio = ratio(m.makespan, pb.plan_pipe_load) if m.valid else None
     lines = [f"kernel {name}: {'valid' if m.valid else 'INVALID'}"]

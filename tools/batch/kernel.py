@@ -232,7 +232,7 @@ def _metrics_row(kernel: Any, bounds: bool) -> dict[str, Any]:
 
         from dan.dialect.model.bounds.gaps import metric_gaps
 
-        best = best_bounds(graph_bounds(g, kernel.target), kernel.plan.offsets is not None)
+        best = best_bounds(graph_bounds(g, kernel.target), kernel.plan.offsets is not None, m.l0_rule)
         row.update({f"bound_{metric}": value for metric, value in best.items()})
         row.update({f"gap_{metric}": value for metric, value in metric_gaps(m, best).items()})
     return row

@@ -3,7 +3,8 @@
 `graph_bounds(graph, target)` holds for every valid plan of the graph on the target
 (proofs: `dan.dialect.model.bounds.time` for the makespan, `dan.dialect.model.bounds.memory` for
 peak, traffic and spills); the order-only peak bounds hold for every topological order,
-so also for those that keep the L0 rule. `plan_bounds` adds what one plan fixes: the
+so also for those that keep the L0 rule; `GraphBounds.l0_peak`
+(`dan.dialect.model.bounds.l0peak`) binds only those. `plan_bounds` adds what one plan fixes: the
 busiest pipe with the plan's own spill transfers (a bound on the makespan of any plan
 with those spills), and per tier the most bytes resident at once (no layout of the
 plan's lifetimes fits in less address space) beside the capacity and whether the
@@ -16,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dan.dialect.model.bounds.l0peak import l0_peak_bound
 from dan.dialect.model.bounds.memory import SPAN_STEPS, forced_live
 from dan.dialect.model.bounds.time import critical_path, heads_and_tails, loaded_heads, pipe_loads, pipe_window_bound
 from dan.dialect.model.graph import ALLOC, FREE, KernelGraph, Plan, input_order
@@ -53,6 +55,9 @@ class GraphBounds:
     spill_count: int
     exact_spans: int
     """Buffers whose span was searched exactly (the others count their uses only)."""
+    l0_peak: int = 0
+    """Peak-tier bytes live at once in every order that keeps the L0 rule
+    (`dan.dialect.model.bounds.l0peak`); binds only such orders."""
 
     @property
     def order_makespan(self) -> int:
@@ -67,6 +72,11 @@ class GraphBounds:
     @property
     def peak_l1_ub(self) -> int:
         return max(self.footprint, self.forced_live)
+
+    @property
+    def rule_peak(self) -> int:
+        """Bound on the peak of every order that keeps the L0 rule."""
+        return max(self.peak_l1_ub, self.l0_peak)
 
 
 @dataclass(frozen=True)
@@ -107,7 +117,7 @@ def graph_bounds(graph: KernelGraph, target: Core, span_steps: int = SPAN_STEPS)
     return GraphBounds(
         target.pipes[busiest], load[busiest], path, window, capacity,
         mem.footprint, mem.peak_bytes, dict(zip(target.tiers, mem.tier_bytes)), mem.traffic, mem.spill_count,
-        mem.exact_spans,
+        mem.exact_spans, l0_peak_bound(graph, target),
     )
 
 
@@ -182,11 +192,13 @@ METRICS = ("peak_l1_ub", "extra_traffic", "spill_count", "makespan")
 """The replay's metrics that have lower bounds, in report order."""
 
 
-def best_bounds(gb: GraphBounds, layout: bool) -> dict[str, int]:
+def best_bounds(gb: GraphBounds, layout: bool, l0_rule: bool = False) -> dict[str, int]:
     """Per metric of `METRICS`, the best bound for a plan with a layout or, with
-    `layout` False, for an order-only plan (not held to capacities: no spill bounds)."""
+    `layout` False, for an order-only plan (not held to capacities: no spill bounds);
+    with `l0_rule` (the plan's order keeps the L0 rule, `Metrics.l0_rule`) the peak
+    bound counts the rule."""
     return {
-        "peak_l1_ub": gb.peak_l1_ub,
+        "peak_l1_ub": gb.rule_peak if l0_rule else gb.peak_l1_ub,
         "extra_traffic": gb.traffic if layout else 0,
         "spill_count": gb.spill_count if layout else 0,
         "makespan": gb.makespan if layout else gb.order_makespan,
@@ -205,10 +217,11 @@ def bounds_summary(gb: GraphBounds, pb: PlanBounds, metrics: Metrics, target: Co
     """The bounds and packing of one replayed plan as JSON-ready data: per metric the
     best bound, `metric / bound` and the bound's parts; per tier the most bytes
     resident at once beside the capacity, and whether the layout is conflict-free."""
-    best = best_bounds(gb, layout)
+    best = best_bounds(gb, layout, metrics.l0_rule)
     ratios = metric_ratios(metrics, best)
     bounds: dict[str, dict[str, object]] = {m: {"bound": best[m], "ratio": ratios[m]} for m in METRICS}
-    bounds["peak_l1_ub"].update(footprint=gb.footprint, forced_live=gb.forced_live, tier_forced_live=gb.tier_forced)
+    bounds["peak_l1_ub"].update(footprint=gb.footprint, forced_live=gb.forced_live, tier_forced_live=gb.tier_forced,
+                                 l0_rule=gb.l0_peak)
     bounds["makespan"].update(
         busiest_pipe=gb.busiest_pipe, pipe_load=gb.pipe_load, critical_path=gb.critical_path,
         pipe_window=gb.pipe_window, capacity_window=gb.capacity_window if layout else 0,
