@@ -1,0 +1,1 @@
+"""Software pipelining: orders that overlap repeated blocks of work across the pipes."""
