@@ -124,7 +124,7 @@ def bounds_table(results: dict[str, dict[str, Run]], bounds: dict[str, GraphBoun
     rows = []
     for wl, runs in results.items():
         for method, r in runs.items():
-            best = best_bounds(bounds[wl], r.layout)
+            best = best_bounds(bounds[wl], r.layout, r.metrics.l0_rule)
             row = [wl, method]
             for m in METRICS:
                 value = getattr(r.metrics, m)

@@ -55,7 +55,7 @@ def family_kernels(specs: list[str], target: Core) -> list[FamilyKernel]:
 
 def family_row(k: FamilyKernel, method: str, r: Run, gb: GraphBounds, seconds: float) -> list[str]:
     """One row: the kernel, the method, then per shown metric `plan / bound / gap`."""
-    best = best_bounds(gb, r.layout)
+    best = best_bounds(gb, r.layout, r.metrics.l0_rule)
     cells = []
     for _, m in SHOWN:
         value = getattr(r.metrics, m)
