@@ -10,7 +10,7 @@ wherever the edges let them, which is the software pipeline of the repeated bloc
 The layout then fits it to the tiers (spilling where the overlap does not fit).
 
 Measured on the flash-attention kernels: with a window of 16 to 32 operations the
-order alone (no layout) runs within 1.1-1.2x of the busiest pipe, but the layouts
+order alone (no layout) runs at 1.04-1.26x the busiest pipe, but the layouts
 spill it to well above the portfolio's best, so `dan-best` does not try it yet.
 
 Invariant: a topological order of every node; a pure function of the graph, `base` and
