@@ -16,10 +16,10 @@ consumers stay within its capacity (`pipeline.room`). Each FREE is issued as soo
 its predecessors are. When no candidate fits, the one overflowing least is issued (the
 layout spills for it), so the schedule always finishes.
 
-Measured on the flash-attention kernels, it overlaps the blocks (order-only makespans 1.12-1.3x the busiest pipe on
-FlashAttention_Case0) but overflows the unified buffer where the
-gate's reservations block every candidate, and the layouts' spills then cost more than
-the overlap gains: `dan-best` does not try it yet.
+Measured on FlashAttention_Case0, it overlaps the blocks (order-only makespans
+1.12-1.3x the busiest pipe) but overflows the unified buffer where the gate's
+reservations block every candidate, and the layouts' spills then cost more than the
+overlap gains: `dan-best` does not try it yet.
 
 Invariant: the result is a topological order of every node; it depends only on the
 graph, `base`, the target and the options. Nothing here imports xDSL.
