@@ -2,7 +2,8 @@
 
 `graph_bounds(graph, target)` holds for every valid plan of the graph on the target
 (proofs: `dan.dialect.model.bounds.time` for the makespan, `dan.dialect.model.bounds.memory` for
-peak, traffic and spills); the order-only peak bounds hold for every topological order,
+peak, traffic and spills, `dan.dialect.model.bounds.traffic` for the reloads a matmul's
+reuse grid forces; the spill-in pipe carries the larger of the two spill-in works); the order-only peak bounds hold for every topological order,
 so also for those that keep the L0 rule; `GraphBounds.l0_peak`
 (`dan.dialect.model.bounds.l0peak`) binds only those. `plan_bounds` adds what one plan fixes: the
 busiest pipe with the plan's own spill transfers (a bound on the makespan of any plan
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 
 from dan.dialect.model.bounds.l0peak import l0_peak_bound
 from dan.dialect.model.bounds.memory import SPAN_STEPS, forced_live
+from dan.dialect.model.bounds.traffic import forced_reloads
 from dan.dialect.model.bounds.time import critical_path, heads_and_tails, loaded_heads, pipe_loads, pipe_window_bound
 from dan.dialect.model.graph import ALLOC, FREE, KernelGraph, Plan, input_order
 from dan.dialect.model.replay import Metrics
@@ -113,10 +115,13 @@ def graph_bounds(graph: KernelGraph, target: Core, span_steps: int = SPAN_STEPS)
         spill_work[target.spill_in_pipe] += _cycles(reload, rate) + startup * mem.spill_count
     if dirty:
         spill_work[target.spill_out_pipe] += _cycles(dirty, rate) + startup * mem.dirty_spills
+    grid = forced_reloads(graph, target)
+    spill_work[target.spill_in_pipe] = max(spill_work[target.spill_in_pipe], grid.spill_in_cycles)
     capacity = pipe_window_bound(pipes, cycles, head, tail, npipes, spill_work, floor=window) if any(spill_work) else 0
     return GraphBounds(
         target.pipes[busiest], load[busiest], path, window, capacity,
-        mem.footprint, mem.peak_bytes, dict(zip(target.tiers, mem.tier_bytes)), mem.traffic, mem.spill_count,
+        mem.footprint, mem.peak_bytes, dict(zip(target.tiers, mem.tier_bytes)),
+        max(mem.traffic, grid.traffic), max(mem.spill_count, grid.spills),
         mem.exact_spans, l0_peak_bound(graph, target),
     )
 
