@@ -324,7 +324,7 @@ def test_lazy_times_stay_exact_before_clean_and_kept_moves_never_slow_down(monke
 def test_cpe_pass_option_spellings() -> None:
     from xdsl.utils.arg_spec import parse_pipeline
 
-    from dan.passes.dan.cpe.passes import CpePass
+    from dan.passes.pipeline.module_passes import CpePass
 
     def parsed(spec: str) -> CpePass:
         (arg,) = parse_pipeline(spec)
@@ -344,7 +344,7 @@ def test_cpe_pass_moves_events_in_the_ir() -> None:
     from xdsl.dialects.builtin import ModuleOp
 
     from dan.dialect.ir.kernel.view import build_kernel, kernels, view_kernel
-    from dan.passes.dan.cpe.passes import CpePass
+    from dan.passes.pipeline.module_passes import CpePass
 
     graph, _ = swap_example()
     plan = Plan([0, 2, 1, 3, 4, 5, 6], [0, 64], [])  # ALLOC y pins y's load behind x's

@@ -19,7 +19,7 @@ from dan.lowering.gen.presets import FAMILIES, PRESETS, like, make_shape, parse_
 from dan.lowering.gen.trace import Trace
 from dan.lowering.io.graph_files import graph_to_json, read_graph
 from dan.tools.driver import parse_passes
-from dan.passes.pipeline.kernel_rewrite import plan_arrays
+from dan.passes.pipeline.planner import plan_arrays
 from tests.shared_data import CASES, workload
 from tests.strategies import family_kernels, random_kernels
 from tests.test_cli import assert_one_line_error, cli

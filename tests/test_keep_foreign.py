@@ -4,6 +4,7 @@ bridge, every planning pass and `lower-sync`; the plans are the same as without 
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
 import pytest
@@ -25,8 +26,17 @@ from dan.dialect.model.graph import KernelGraph, KernelView, Plan
 from dan.dialect.model.target import CONTEST
 from dan.lowering.gen.presets import FAMILIES, make_shape
 from dan.lowering.sync.passes import LowerSyncPass
-from dan.passes.pipeline.kernel_rewrite import PlanningPass, plan_arrays, replan
+from dan.passes.pipeline.kernel_rewrite import PlanningPass, replan
+from dan.passes.pipeline.planner import plan_arrays
+from dan.passes.pipeline.registry import DAN_PASSES
 from dan.tools.driver import parse_passes
+
+
+def module_passes(spec: str) -> list[PlanningPass]:
+    """The xDSL passes of `spec`, as xdsl-opt builds them."""
+    from xdsl.passes import PassPipeline
+
+    return list(PassPipeline.parse_spec(DAN_PASSES, spec).passes)  # type: ignore[arg-type]
 from tests.strategies import random_kernels
 
 SPILLED = """\
@@ -152,8 +162,10 @@ SPECS = [
 @pytest.mark.parametrize("spec", SPECS)
 def test_every_planning_pass_keeps_foreign_attributes_and_names(spec: str) -> None:
     graph = small_kernel()
-    passes = parse_passes(spec)
+    passes = module_passes(spec)
     assert all(isinstance(p, PlanningPass) for p in passes)
+    planners = parse_passes(spec)  # what dan-opt runs on arrays: each xDSL pass is its planner
+    assert len(planners) == len(passes) and all(isinstance(p, type(q)) and dataclasses.asdict(p) == dataclasses.asdict(q) for p, q in zip(passes, planners))
     plain = plan_arrays(KernelView(graph, Plan(list(range(graph.n))), CONTEST), passes).plan
     module = ModuleOp([build_kernel(graph, Plan(list(range(graph.n))), CONTEST)])
     (kernel,) = kernels(module)
@@ -173,7 +185,7 @@ def test_random_kernels_keep_what_they_carry_through_planning_and_lower_sync(gra
     module = ModuleOp([build_kernel(graph, Plan(list(range(graph.n))), CONTEST)])
     (kernel,) = kernels(module)
     expected = annotate(kernel, picked)
-    replan(module, parse_passes(data.draw(st.sampled_from(["mpas,dlr", "mpas,dlr,cpe", "dlr"]))))
+    replan(module, module_passes(data.draw(st.sampled_from(["mpas,dlr", "mpas,dlr,cpe", "dlr"]))))
     (after,) = kernels(module)
     assert foreign(after) == expected
     assert foreign(kernels(parse(show(module)))[0]) == expected  # and through text

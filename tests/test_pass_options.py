@@ -10,20 +10,20 @@ from xdsl.passes import PassPipeline
 from xdsl.utils.arg_spec import parse_pipeline
 
 from dan.passes.baselines.hmcos.order import HmcosOptions
-from dan.passes.baselines.passes import HmcosPass
-from dan.passes.dan.cpe.passes import CpePass
+from dan.passes.pipeline.module_passes import HmcosPass
+from dan.passes.pipeline.module_passes import CpePass
 from dan.passes.dan.cpe.options import CpeOptions
-from dan.passes.dan.dlr.passes import DlrPass
+from dan.passes.pipeline.module_passes import DlrPass
 from dan.passes.dan.dlr.options import SPEC, DlrOptions
-from dan.passes.dan.mpas.passes import MpasPass
+from dan.passes.pipeline.module_passes import MpasPass
 from dan.passes.dan.mpas.options import MpasOptions
 from dan.passes.pipeline.named import PIPELINES, pipeline
 from dan.passes.pipeline.options import OptionError, check_options
 from dan.passes.pipeline.pass_options import option_help, spell_pass
 from dan.passes.pipeline.registry import DAN_PASSES
-from dan.passes.search.prefetch.passes import PrefetchPass
+from dan.passes.pipeline.module_passes import PrefetchPass
 from dan.passes.search.prefetch.options import PrefetchOptions
-from dan.passes.search.tune.passes import TunePass
+from dan.passes.pipeline.module_passes import TunePass
 from dan.passes.search.tune.options import WIDE_CPE, TuneOptions
 
 EMBEDDED = [(MpasPass, MpasOptions), (DlrPass, DlrOptions), (CpePass, CpeOptions),

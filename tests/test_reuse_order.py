@@ -135,7 +135,7 @@ def test_shared_workloads_reach_the_best_known_traffic(case: str, best_known: in
 
 def test_the_pass_takes_its_options_field_for_field_and_returns_the_order() -> None:
     from dan.dialect.model.graph import KernelView, Plan
-    from dan.passes.search.reuse.passes import ReuseOrderPass
+    from dan.passes.pipeline.module_passes import ReuseOrderPass
 
     graph = tiled_matmul(3, 3, 2)
     reorder = ReuseOrderPass(max_band=1, greedy=False, expanded=2)

@@ -23,10 +23,10 @@ from dan.dialect.ir.sync_ops import view_program
 from dan.lowering.sync.passes import sync_summary
 from dan.dialect.model.streams import NODE, SET, WAIT, SyncError, SyncProgram
 from dan.lowering.sync.streams import SyncOptions, cross_pipe_dependencies, lower_sync
-from dan.passes.dan.cpe.passes import CpePass
-from dan.passes.dan.dlr.passes import DlrPass
-from dan.passes.dan.mpas.passes import MpasPass
-from dan.passes.pipeline.kernel_rewrite import plan_arrays
+from dan.passes.pipeline.module_passes import CpePass
+from dan.passes.pipeline.module_passes import DlrPass
+from dan.passes.pipeline.module_passes import MpasPass
+from dan.passes.pipeline.planner import plan_arrays
 from tests.strategies import family_kernels, random_kernels
 
 MTE1, MTE2, VECTOR = (CONTEST.pipe_index[p] for p in ("MTE1", "MTE2", "VECTOR"))

@@ -32,21 +32,17 @@ class Run:
 
 
 def planning_passes(spec: str) -> list:
-    """The planning passes of a pipeline spec, built (and their options checked) as
-    dan-opt builds them."""
-    from xdsl.passes import PassPipeline
+    """The planners of a pipeline spec of planning passes, built (and their options
+    checked) as dan-opt builds them."""
+    from dan.tools.driver import parse_passes
 
-    from dan.passes.pipeline.options import check_options
-    from dan.passes.pipeline.registry import DAN_PASSES
-
-    check_options(DAN_PASSES, spec)
-    return list(PassPipeline.parse_spec(DAN_PASSES, spec).passes)
+    return parse_passes(spec)
 
 
 def run_method(method: str, graph: KernelGraph, target: Core) -> Run:
     """Plan `graph` with the named pipeline `method`, timing each pass, and replay it."""
     from dan.dialect.model.graph import KernelView
-    from dan.passes.pipeline.kernel_rewrite import plan_arrays
+    from dan.passes.pipeline.planner import plan_arrays
 
     if method not in PIPELINES:
         raise CliError(f"unknown method '{method}' (valid: {', '.join(METHODS)})")
@@ -71,7 +67,7 @@ def dan_variants(graph: KernelGraph, order: Plan, laid: Plan, target: Core) -> d
     layout, and `laid` after the wide event-moving CPE that `tune` runs."""
     from dan.dialect.model.graph import KernelView
     from dan.passes.dan.cpe.reorder import cpe
-    from dan.passes.pipeline.kernel_rewrite import plan_arrays
+    from dan.passes.pipeline.planner import plan_arrays
     from dan.passes.search.tune.options import WIDE_CPE
 
     lru = plan_arrays(KernelView(graph, order, target), planning_passes(BASELINE_LAYOUT)).plan

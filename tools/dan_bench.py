@@ -100,7 +100,7 @@ def tables345(results: dict[str, dict[str, Run]], graphs: dict[str, KernelGraph]
         events = dan.extra["mpas+dlr+cpe-events"].makespan
         t5.append([wl, fmt(cost.makespan), fmt(dan.metrics.makespan), ratio_text(dan.metrics.makespan, cost.makespan),
                    fmt(events), ratio_text(events, cost.makespan)])
-    from dan.passes.dan.cpe.passes import CpePass
+    from dan.passes.dan.cpe.passes import CpePlanner
     from dan.passes.pipeline.pass_options import spell_pass
     from dan.passes.search.tune.options import WIDE_CPE
 
@@ -108,7 +108,7 @@ def tables345(results: dict[str, dict[str, Run]], graphs: dict[str, KernelGraph]
         "Table 3: peak L1+UB before/after MPAS": (["workload", "input order", "MPAS", "ratio"], t3),
         "Table 4: DLR cost vs lru (MPAS order)": (["workload", "cost spills", "cost traffic", "cost makespan", "lru spills", "lru traffic", "lru makespan"], t4),
         "Table 5: DAN without/with CPE": (["workload", "makespan without CPE", "with CPE", "ratio",
-                                            f"with {spell_pass(CpePass, WIDE_CPE)}", "ratio"], t5),
+                                            f"with {spell_pass(CpePlanner, WIDE_CPE)}", "ratio"], t5),
     }
 
 

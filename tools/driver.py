@@ -12,7 +12,7 @@ from the arrays.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,28 +58,39 @@ class Output:
     """The output's kernels as arrays (None when the run ended on IR it never viewed as arrays)."""
 
 
-def available_passes() -> dict[str, Callable[[], type[ModulePass]]]:
-    """Every xDSL pass and every dan pass, by pipeline name (classes load lazily)."""
+def available_passes(names: Iterable[str] = ()) -> dict[str, Callable[[], type]]:
+    """Every dan pass by pipeline name (classes load lazily): the planners, which run
+    on arrays without xDSL's IR (`dan.passes.pipeline.planner`), and the other dan
+    passes, which run on IR; xDSL's own passes too when `names` holds one that is none
+    of these (loading xDSL's registry loads its IR)."""
+    from dan.lowering.sync.registry import SYNC_PASSES
+    from dan.passes.pipeline.registry import DAN_PASSES, PLANNERS
+
+    ours = {**DAN_PASSES, **SYNC_PASSES, **PLANNERS}
+    if all(name in ours for name in names):
+        return ours
     from xdsl.transforms import get_all_passes
 
-    from dan.lowering.sync.registry import SYNC_PASSES
-    from dan.passes.pipeline.registry import DAN_PASSES
-
-    return {**get_all_passes(), **DAN_PASSES, **SYNC_PASSES}
+    return {**get_all_passes(), **ours}
 
 
-def parse_passes(spec: str) -> list[ModulePass]:
-    """The passes of a pipeline spec; bad names and options are one-line errors."""
+def parse_passes(spec: str) -> list[Any]:
+    """The passes of a pipeline spec (planners for the planning passes, xDSL passes for
+    the others); bad names and options are one-line errors."""
     if not spec:
         return []
-    from xdsl.passes import PassPipeline
+    from xdsl.utils.arg_spec import parse_pipeline
 
     from dan.passes.pipeline.options import check_options
 
-    passes = available_passes()
     try:
+        specs = list(parse_pipeline(spec))
+        passes = available_passes(s.name for s in specs)
         check_options(passes, spec)
-        return list(PassPipeline.parse_spec(passes, spec).passes)
+        unknown = [s.name for s in specs if s.name not in passes]
+        if unknown:
+            raise ValueError(f"Unrecognized passes: {unknown}")
+        return [passes[s.name]().from_spec(s) for s in specs]
     except ValueError as e:
         raise OutputError(f"bad pass pipeline '{spec}': {e}") from None
 
@@ -143,7 +154,7 @@ class _Run:
 
     def plan(self, p: Any) -> None:
         """Run one planning pass on every kernel's arrays."""
-        from dan.passes.pipeline.kernel_rewrite import plan_arrays
+        from dan.passes.pipeline.planner import plan_arrays
 
         for i, k in enumerate(self.arrays()):
             new = plan_arrays(k, [p]).plan
@@ -216,7 +227,7 @@ def run_opt(
     return Output(text=out.text)
 
 
-def _is_planning(p: ModulePass) -> bool:
-    from dan.passes.pipeline.kernel_rewrite import PlanningPass
+def _is_planning(p: Any) -> bool:
+    from dan.passes.pipeline.planner import Planner
 
-    return isinstance(p, PlanningPass)
+    return isinstance(p, Planner)

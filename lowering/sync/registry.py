@@ -4,9 +4,11 @@ plugin (lazy loaders: nothing of the lowering is imported until it is asked for)
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from xdsl.ir import Dialect
-from xdsl.passes import ModulePass
+if TYPE_CHECKING:
+    from xdsl.ir import Dialect
+    from xdsl.passes import ModulePass
 
 
 def _lower_sync() -> type[ModulePass]:

@@ -14,11 +14,11 @@ from dan.dialect.model.graph import KernelView
 from dan.passes.baselines.baseline_orders import ORDER_BASELINES
 from dan.passes.baselines.cosma_plan import cosma_plan
 from dan.passes.baselines.hmcos.order import HmcosOptions, hmcos_order
-from dan.passes.pipeline.kernel_rewrite import PlanningPass
+from dan.passes.pipeline.planner import Planner
 from dan.passes.pipeline.pass_options import embed_options, embedded_options
 
 
-class _OrderBaseline(PlanningPass):
+class _OrderBaseline(Planner):
     """A baseline from `ORDER_BASELINES`, chosen by the pass name."""
 
     def plan(self, view: KernelView) -> Plan:
@@ -26,28 +26,28 @@ class _OrderBaseline(PlanningPass):
 
 
 @dataclass(frozen=True)
-class OriginalPass(_OrderBaseline):
+class OriginalPlanner(_OrderBaseline):
     """Restore the input order (node id order); drops any layout."""
 
     name = "original"
 
 
 @dataclass(frozen=True)
-class MagisPass(_OrderBaseline):
+class MagisPlanner(_OrderBaseline):
     """MAGIS's scheduler (Chen et al., ASPLOS 2024) on a fixed graph."""
 
     name = "magis"
 
 
 @dataclass(frozen=True)
-class EdaPass(_OrderBaseline):
+class EdaPlanner(_OrderBaseline):
     """EDA-style (Pao et al., HPCA 2025) depth-first fused-group traversal."""
 
     name = "eda"
 
 
 @embed_options(HmcosOptions)
-class HmcosPass(PlanningPass):
+class HmcosPlanner(Planner):
     """HMCOS (Wang et al., DAC 2022): memory-bounded hierarchical scheduling. Options:
     the fields of `HmcosOptions` (`hmcos{beam=4 rounds=0}`)."""
 
@@ -61,7 +61,7 @@ class HmcosPass(PlanningPass):
 
 
 @dataclass(frozen=True)
-class CosmaPass(PlanningPass):
+class CosmaPlanner(Planner):
     """Solver-free COSMA (Li, Gupta, Malik 2023): order, allocation and replacement."""
 
     name = "cosma"

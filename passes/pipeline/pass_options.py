@@ -70,7 +70,7 @@ class _Nested:
             raise option_error(owner, option, f"expects {wanted}, got '{text}'")
         try:
             check_options({name: lambda: self.pass_type}, text)
-            return self.pass_type.from_pass_spec(specs[0]).options()  # type: ignore[attr-defined]
+            return self.pass_type.from_spec(specs[0]).options()  # type: ignore[attr-defined]
         except OptionError as e:
             raise option_error(owner, option, f"in '{text}': {e}") from None
 
@@ -163,10 +163,11 @@ def spell_pass(pass_type: type, options: Any) -> str:
 
 
 def option_docs(cls: type) -> dict[str, str]:
-    """Field name -> its docstring (the string literal right after it), for `cls` and,
-    for a pass built by `embed_options`, its options dataclass."""
+    """Field name -> its docstring (the string literal right after it), for `cls` and
+    the classes it derives from (a pass and its planner) and, for a pass built by
+    `embed_options`, its options dataclass."""
     docs: dict[str, str] = {}
-    for owner in (getattr(cls, "options_type", None), cls):
+    for owner in (getattr(cls, "options_type", None), *reversed(cls.__mro__)):
         if owner is None:
             continue
         try:

@@ -1,92 +1,57 @@
-"""Every dan pass by its pipeline name (lazy imports keep start-up fast)."""
+"""Every dan pass by its pipeline name (lazy imports keep start-up fast).
+
+`PLANNERS` holds the planning passes as planners (`dan.passes.pipeline.planner`: no
+xDSL IR), which `dan-opt` runs on arrays; `DAN_PASSES` holds every dan pass as an
+xDSL `ModulePass` (the planners' twins and the analyses), for `xdsl-opt` and for
+passes that run on IR.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from xdsl.passes import ModulePass
+if TYPE_CHECKING:
+    from xdsl.passes import ModulePass
 
-
-def _mpas() -> type[ModulePass]:
-    from dan.passes.dan.mpas.passes import MpasPass
-
-    return MpasPass
-
-
-def _dlr() -> type[ModulePass]:
-    from dan.passes.dan.dlr.passes import DlrPass
-
-    return DlrPass
+    from dan.passes.pipeline.planner import Planner
 
 
-def _cpe() -> type[ModulePass]:
-    from dan.passes.dan.cpe.passes import CpePass
-
-    return CpePass
-
-
-def _prefetch() -> type[ModulePass]:
-    from dan.passes.search.prefetch.passes import PrefetchPass
-
-    return PrefetchPass
-
-
-def _tune() -> type[ModulePass]:
-    from dan.passes.search.tune.passes import TunePass
-
-    return TunePass
-
-
-def _reuse() -> type[ModulePass]:
-    from dan.passes.search.reuse.passes import ReuseOrderPass
-
-    return ReuseOrderPass
-
-
-def _best() -> type[ModulePass]:
-    from dan.passes.search.best.passes import BestPass
-
-    return BestPass
-
-
-def _verify() -> type[ModulePass]:
-    from dan.passes.pipeline.verify_plan import VerifyPlanPass
-
-    return VerifyPlanPass
-
-
-def _baseline(name: str) -> Callable[[], type[ModulePass]]:
-    def load() -> type[ModulePass]:
-        from dan.passes.baselines import passes as baselines
-
-        return getattr(baselines, name)
+def _load(module: str, name: str) -> Callable[[], Any]:
+    def load() -> Any:
+        return getattr(import_module(module), name)
 
     return load
 
 
-def _analysis(module: str, name: str) -> Callable[[], type[ModulePass]]:
-    def load() -> type[ModulePass]:
-        from importlib import import_module
+PLANNERS: dict[str, Callable[[], type[Planner]]] = {
+    "mpas": _load("dan.passes.dan.mpas.passes", "MpasPlanner"),
+    "dlr": _load("dan.passes.dan.dlr.passes", "DlrPlanner"),
+    "cpe": _load("dan.passes.dan.cpe.passes", "CpePlanner"),
+    "prefetch": _load("dan.passes.search.prefetch.passes", "PrefetchPlanner"),
+    "tune": _load("dan.passes.search.tune.passes", "TunePlanner"),
+    "reuse-order": _load("dan.passes.search.reuse.passes", "ReuseOrderPlanner"),
+    "dan-best": _load("dan.passes.search.best.passes", "BestPlanner"),
+    "verify-plan": _load("dan.passes.pipeline.verify_plan", "VerifyPlanner"),
+    "original": _load("dan.passes.baselines.passes", "OriginalPlanner"),
+    "hmcos": _load("dan.passes.baselines.passes", "HmcosPlanner"),
+    "magis": _load("dan.passes.baselines.passes", "MagisPlanner"),
+    "eda": _load("dan.passes.baselines.passes", "EdaPlanner"),
+    "cosma": _load("dan.passes.baselines.passes", "CosmaPlanner"),
+}
 
-        return getattr(import_module(f"dan.passes.analysis.{module}"), name)
+def _module_pass(name: str) -> Callable[[], type[ModulePass]]:
+    def load() -> type[ModulePass]:
+        from dan.passes.pipeline.module_passes import MODULE_PASSES
+
+        return MODULE_PASSES[name]
 
     return load
 
 
 DAN_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
-    "mpas": _mpas,
-    "dlr": _dlr,
-    "cpe": _cpe,
-    "prefetch": _prefetch,
-    "tune": _tune,
-    "reuse-order": _reuse,
-    "dan-best": _best,
-    "verify-plan": _verify,
-    "original": _baseline("OriginalPass"),
-    "hmcos": _baseline("HmcosPass"),
-    "magis": _baseline("MagisPass"),
-    "eda": _baseline("EdaPass"),
-    "cosma": _baseline("CosmaPass"),
-    "test-print-liveness": _analysis("print_liveness", "PrintLivenessPass"),
-    "test-print-timeline": _analysis("print_timeline", "PrintTimelinePass"),
+    **{name: _module_pass(name) for name in PLANNERS},
+    "test-print-liveness": _load("dan.passes.analysis.print_liveness", "PrintLivenessPass"),
+    "test-print-timeline": _load("dan.passes.analysis.print_timeline", "PrintTimelinePass"),
 }

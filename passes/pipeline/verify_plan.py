@@ -9,11 +9,11 @@ from xdsl.utils.exceptions import PassFailedException
 from dan.dialect.model.graph import Plan
 from dan.dialect.model.graph import KernelView
 from dan.dialect.model.replay import replay
-from dan.passes.pipeline.kernel_rewrite import PlanningPass
+from dan.passes.pipeline.planner import Planner
 
 
 @dataclass(frozen=True)
-class VerifyPlanPass(PlanningPass):
+class VerifyPlanner(Planner):
     """Replay each kernel's plan (docs/MODEL.md) and report the first broken invariant;
     the kernel is left as it is."""
 

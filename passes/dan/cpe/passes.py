@@ -6,12 +6,12 @@ from dan.dialect.model.graph import Plan
 from dan.dialect.model.graph import KernelView
 from dan.passes.dan.cpe.options import CpeOptions
 from dan.passes.dan.cpe.reorder import cpe
-from dan.passes.pipeline.kernel_rewrite import PlanningPass
+from dan.passes.pipeline.planner import Planner
 from dan.passes.pipeline.pass_options import embed_options, embedded_options
 
 
 @embed_options(CpeOptions)
-class CpePass(PlanningPass):
+class CpePlanner(Planner):
     """Critical path enhancement (see `dan.passes.dan.cpe.reorder`): spills are kept,
     no order-only peak grows; order and offsets change only when the makespan strictly
     drops.

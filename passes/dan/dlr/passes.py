@@ -8,12 +8,12 @@ from dan.dialect.model.graph import Plan
 from dan.dialect.model.graph import KernelView
 from dan.passes.dan.dlr.layout import dlr
 from dan.passes.dan.dlr.options import SPEC, DlrOptions
-from dan.passes.pipeline.kernel_rewrite import PlanningPass, original_order
+from dan.passes.pipeline.planner import Planner, original_order
 from dan.passes.pipeline.pass_options import embed_options, embedded_options
 
 
 @embed_options(DlrOptions)
-class DlrPass(PlanningPass):
+class DlrPlanner(Planner):
     """One scan of the order with per-tier free segments and tier-aware, cost-aware
     eviction (see `dan.passes.dan.dlr.layout`). Any earlier layout and spills are replaced;
     the order of original nodes is kept. Options: the fields of `DlrOptions`

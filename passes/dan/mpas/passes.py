@@ -6,12 +6,12 @@ from dan.dialect.model.graph import Plan
 from dan.dialect.model.graph import KernelView
 from dan.passes.dan.mpas.options import MpasOptions
 from dan.passes.dan.mpas.search import mpas
-from dan.passes.pipeline.kernel_rewrite import PlanningPass
+from dan.passes.pipeline.planner import Planner
 from dan.passes.pipeline.pass_options import embed_options, embedded_options
 
 
 @embed_options(MpasOptions)
-class MpasPass(PlanningPass):
+class MpasPlanner(Planner):
     """Reorder each kernel by the MPAS key (see `dan.passes.dan.mpas.search`). Options:
     the fields of `MpasOptions` (`mpas{policy=balanced-locality l0-rule=false}`)."""
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from dan.dialect.model.graph import KernelView, Plan
-from dan.passes.pipeline.kernel_rewrite import PlanningPass
+from dan.passes.pipeline.planner import Planner
 from dan.passes.pipeline.pass_options import embed_options, embedded_options
 from dan.passes.search.best.options import BestOptions
-from dan.passes.search.best.search import best
 
 
 @embed_options(BestOptions)
-class BestPass(PlanningPass):
+class BestPlanner(Planner):
     """Try the orders and layouts of `dan.passes.search.best.portfolio` (MPAS policies,
     prefetch and L0 double buffering, DLR and CPE settings), as many as `work` allows
     for the kernel's size, on `jobs` worker processes, and keep the best plan by
@@ -23,4 +22,6 @@ class BestPass(PlanningPass):
         return embedded_options(self)
 
     def plan(self, view: KernelView) -> Plan:
+        from dan.passes.search.best.search import best  # numpy and the solvers: when it runs
+
         return best(view.graph, view.target, self.options()).plan

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dan.dialect.model.graph import Plan
 from dan.dialect.model.graph import KernelView
-from dan.passes.pipeline.kernel_rewrite import PlanningPass, original_order
+from dan.passes.pipeline.planner import Planner, original_order
 from dan.passes.pipeline.pass_options import embed_options, embedded_options
 from dan.passes.search.prefetch.options import PrefetchOptions
 from dan.passes.search.prefetch.order import prefetch
 
 
 @embed_options(PrefetchOptions)
-class PrefetchPass(PlanningPass):
+class PrefetchPlanner(Planner):
     """Move each load (COPY_IN with the ALLOCs it fills) earlier, as far as its cover
     needs and capacity and the peak allow (see `dan.passes.search.prefetch.order`); drops
     any layout, so run `dlr` after it. Options: the fields of `PrefetchOptions`

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dan.dialect.model.graph import KernelView, Plan
-from dan.passes.pipeline.kernel_rewrite import PlanningPass
+from dan.passes.pipeline.planner import Planner
 from dan.passes.pipeline.pass_options import embed_options, embedded_options
 from dan.passes.search.reuse.order import ReuseOptions, reuse_order
 
 
 @embed_options(ReuseOptions)
-class ReuseOrderPass(PlanningPass):
+class ReuseOrderPlanner(Planner):
     """Replace the order by the group sequence (index order, banded serpentine grid
     traversals, greedy most-shared chain) whose next-use eviction reloads the least
     traffic (see `dan.passes.search.reuse.order`); drops any layout, so run `dlr` after

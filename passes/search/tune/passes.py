@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from dan.dialect.model.graph import Plan
 from dan.dialect.model.graph import KernelView
-from dan.passes.dan.cpe.passes import CpePass
+from dan.passes.dan.cpe.passes import CpePlanner
 from dan.passes.dan.cpe.options import CpeOptions
-from dan.passes.dan.dlr.passes import DlrPass
+from dan.passes.dan.dlr.passes import DlrPlanner
 from dan.passes.dan.dlr.options import DlrOptions
-from dan.passes.pipeline.kernel_rewrite import PlanningPass
+from dan.passes.pipeline.planner import Planner
 from dan.passes.pipeline.pass_options import embed_options, embedded_options
-from dan.passes.search.prefetch.passes import PrefetchPass
+from dan.passes.search.prefetch.passes import PrefetchPlanner
 from dan.passes.search.prefetch.options import PrefetchOptions
 from dan.passes.search.tune.options import TuneOptions
 from dan.passes.search.tune.tuning import tune
 
 
-@embed_options(TuneOptions, nested={PrefetchOptions: PrefetchPass, DlrOptions: DlrPass, CpeOptions: CpePass})
-class TunePass(PlanningPass):
+@embed_options(TuneOptions, nested={PrefetchOptions: PrefetchPlanner, DlrOptions: DlrPlanner, CpeOptions: CpePlanner})
+class TunePlanner(Planner):
     """Run mpas (each of `policies`) -> prefetch (each of `prefetches`) -> dlr (each of
     `dlrs`) -> `cpe` and keep the plan that is best by `objective` (see
     `dan.passes.search.tune.tuning`). Options: the fields of `TuneOptions`; a portfolio entry
