@@ -18,8 +18,8 @@
 // LOG: dan-batch: [1/1] dan-batch ok {{[0-9.]+}} s
 // LOG-NOT: error
 
-// CSV: input,kernel,status,error,target,nodes,edges,valid,peak_l1_ub,tier_peaks,l0_rule,spill_count,extra_traffic,makespan,bound_peak_l1_ub,bound_extra_traffic,bound_spill_count,bound_makespan,seconds,pass_seconds,resumed,warnings
-// CSV-NEXT: dan-batch,pair,ok,,tiny,6,5,True,128,L1=128;UB=0;L0A=128;L0B=0;L0C=0,True,0,0,110,,,,,{{[0-9.]+}},{{[0-9.]+}},False,
+// CSV: input,kernel,status,error,target,nodes,edges,valid,peak_l1_ub,tier_peaks,l0_rule,spill_count,extra_traffic,makespan,bound_peak_l1_ub,bound_extra_traffic,bound_spill_count,bound_makespan,gap_peak_l1_ub,gap_extra_traffic,gap_spill_count,gap_makespan,seconds,pass_seconds,resumed,warnings
+// CSV-NEXT: dan-batch,pair,ok,,tiny,6,5,True,128,L1=128;UB=0;L0A=128;L0B=0;L0C=0,True,0,0,110,,,,,,,,,{{[0-9.]+}},{{[0-9.]+}},False,
 
 // SCHED: 2
 // SCHED-NEXT: 0
@@ -35,8 +35,9 @@
 // EMPTIED: dan-batch: [1/1] dan-batch ok {{[0-9.]+}} s
 
 // With --bounds (planned again: the manifest was made without them), each metric's
-// best lower bound: the 128-unit tile alone, no spills, the 110-cycle chain.
-// BOUNDS: dan-batch,pair,ok,,tiny,6,5,True,128,L1=128;UB=0;L0A=128;L0B=0;L0C=0,True,0,0,110,128,0,0,110,{{[0-9.]+}},{{[0-9.]+}},False,
+// best lower bound (the 128-unit tile alone, no spills, the 110-cycle chain) and the
+// gaps: none, the plan meets every bound.
+// BOUNDS: dan-batch,pair,ok,,tiny,6,5,True,128,L1=128;UB=0;L0A=128;L0B=0;L0C=0,True,0,0,110,128,0,0,110,0.0,0.0,0.0,0.0,{{[0-9.]+}},{{[0-9.]+}},False,
 
 // MISSING: dan-batch: error: no such file or directory: '{{.*}}does-not-exist.json'
 

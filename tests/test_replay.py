@@ -175,15 +175,19 @@ def test_replay_reports_bounds_and_packing_beside_the_golden_metrics(case: str, 
     assert code == 0 and {k: got[k] for k in expected(case)["plan"]} == expected(case)["plan"]
     for metric, b in got["bounds"].items():
         assert b["bound"] <= got[metric] and b["ratio"] == (round(got[metric] / b["bound"], 6) if b["bound"] else None if got[metric] else 1.0)
+        assert b["gap"] == (round((got[metric] - b["bound"]) / got[metric], 6) if got[metric] else 0.0)
     span = got["bounds"]["makespan"]
     assert span["bound"] == max(span[k] for k in ("pipe_load", "critical_path", "pipe_window", "capacity_window"))
     assert span["pipe_load"] <= span["plan_pipe_load"] <= got["makespan"]
-    assert got["bounds"]["peak_l1_ub"]["bound"] == max(got["bounds"]["peak_l1_ub"]["footprint"], got["bounds"]["peak_l1_ub"]["forced_live"])
+    peak = got["bounds"]["peak_l1_ub"]
+    assert peak["bound"] == max(peak["footprint"], peak["forced_live"], peak["l0_rule"] if got["l0_rule"] else 0)
     packing = got["packing"]
     assert packing["conflict_free"] is True
     assert all(t["max_live"] <= t["capacity"] for t in packing["tiers"].values())
     code, text = replay_cli(capsys, str(workload(case)), "--plan", str(golden_dir(case)))
-    assert f"  makespan:      {got['makespan']}  (bound {span['bound']}, ratio {got['makespan'] / span['bound']:.3f})" in text
+    gap = 100 * (got["makespan"] - span["bound"]) / got["makespan"]
+    assert (f"  makespan:      {got['makespan']}  (bound {span['bound']}, ratio {got['makespan'] / span['bound']:.3f}, "
+            f"gap {gap:.1f}%)") in text
     assert "  conflict-free: yes" in text.splitlines()
 
 
@@ -200,4 +204,4 @@ def test_replay_says_an_overlapping_layout_is_not_conflict_free(tmp_path: Path, 
     got = json.loads(out)
     assert code == 2 and got["packing"]["conflict_free"] is False and got["bounds"]["makespan"]["ratio"] is None
     code, text = replay_cli(capsys, str(graph_file), "--plan", str(tmp_path))
-    assert "  conflict-free: no" in text and "  makespan:      -  (bound 40, ratio -)" in text
+    assert "  conflict-free: no" in text and "  makespan:      -  (bound 40, ratio -, gap -)" in text

@@ -19,6 +19,7 @@ import math
 from dataclasses import dataclass
 
 from dan.dialect.model.bounds.l0peak import l0_peak_bound
+from dan.dialect.model.bounds.gaps import metric_gaps
 from dan.dialect.model.bounds.memory import SPAN_STEPS, forced_live
 from dan.dialect.model.bounds.traffic import forced_reloads
 from dan.dialect.model.bounds.time import critical_path, heads_and_tails, loaded_heads, pipe_loads, pipe_window_bound
@@ -220,11 +221,11 @@ def metric_ratios(metrics: Metrics, best: dict[str, int]) -> dict[str, float | N
 
 def bounds_summary(gb: GraphBounds, pb: PlanBounds, metrics: Metrics, target: Core, layout: bool) -> dict[str, object]:
     """The bounds and packing of one replayed plan as JSON-ready data: per metric the
-    best bound, `metric / bound` and the bound's parts; per tier the most bytes
+    best bound, `metric / bound`, the gap (`bounds.gaps`) and the bound's parts; per tier the most bytes
     resident at once beside the capacity, and whether the layout is conflict-free."""
     best = best_bounds(gb, layout, metrics.l0_rule)
-    ratios = metric_ratios(metrics, best)
-    bounds: dict[str, dict[str, object]] = {m: {"bound": best[m], "ratio": ratios[m]} for m in METRICS}
+    ratios, gaps = metric_ratios(metrics, best), metric_gaps(metrics, best)
+    bounds: dict[str, dict[str, object]] = {m: {"bound": best[m], "ratio": ratios[m], "gap": gaps[m]} for m in METRICS}
     bounds["peak_l1_ub"].update(footprint=gb.footprint, forced_live=gb.forced_live, tier_forced_live=gb.tier_forced,
                                  l0_rule=gb.l0_peak)
     bounds["makespan"].update(
