@@ -47,7 +47,7 @@ dan.kernel @window attributes {target = #dan.target<contest>} {
 // CHECK:         bounds:        peak: footprint 400, forced live 600;
 // CHECK-NOT:     conflict-free
 
-// JSON: "bounds": {"extra_traffic": {"bound": 200, "ratio": 1.0}
+// JSON: "bounds": {"extra_traffic": {"bound": 200, "gap": 0.0, "ratio": 1.0}
 // JSON-SAME: "makespan": {"bound": 560, "busiest_pipe": "MTE2", "capacity_window": 560,
 // JSON-SAME: "kernel": "forced"
 // JSON-SAME: "packing": {"conflict_free": true, "tiers": {{.*}}"UB": {"capacity": 400, "max_live": 400}}}
