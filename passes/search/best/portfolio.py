@@ -22,6 +22,8 @@ from dan.passes.search.reuse.pairs import PairOptions
 from dan.passes.search.prefetch.options import PrefetchOptions
 from dan.passes.search.reuse.order import ReuseOptions
 from dan.passes.search.stream.layout import StreamOptions
+from dan.passes.search.pipeline.bands import BandOptions
+from dan.passes.search.pipeline.gated import GatedOptions
 from dan.passes.search.timed_order import TimedOptions
 from dan.passes.search.tune.options import WIDE_CPE
 
@@ -32,12 +34,15 @@ class OrderSpec:
     two by two when `pairs` is set (`dan.passes.search.reuse.pairs`; unchanged when they
     do not split cleanly), then each of `prefetches` in turn, then, when `timed` is
     set, issued by a list schedule in time over a window of it
-    (`dan.passes.search.timed_order`)."""
+    (`dan.passes.search.timed_order`). A band order (`BandOptions`,
+    `dan.passes.search.pipeline.bands`) issued by the gated schedule of `gated`
+    (`dan.passes.search.pipeline.gated.gated_by_due`) when that is set."""
 
-    start: MpasOptions | ReuseOptions
+    start: MpasOptions | ReuseOptions | BandOptions
     prefetches: tuple[PrefetchOptions, ...] = ()
     pairs: PairOptions | None = None
     timed: TimedOptions | None = None
+    gated: GatedOptions | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,17 @@ L0_DOUBLE = PrefetchOptions(pipes=("MTE1",), tiers=("L0A", "L0B"), cover=1.0, l0
 L0 buffer may run while the previous one is still in use. Breaks the L0 rule, which
 binds only the order-only peak."""
 
+
+GATED = (
+    OrderSpec(BandOptions(2), gated=GatedOptions(window=16, safe=False)),
+    OrderSpec(BandOptions(2), gated=GatedOptions(window=24, safe=False)),
+    OrderSpec(BandOptions(2), gated=GatedOptions(window=24)),
+    OrderSpec(BandOptions(3), gated=GatedOptions(window=16)),
+)
+"""The makespan objective's software-pipelined orders: bands of two or three output
+groups (attention: query rows) issued in time over every pipe, the next blocks' work
+under the current one's as far as the window and the tiers allow; with `safe` the
+schedule also stays completable by the band order within capacity."""
 
 TIMED = (TimedOptions(),)
 """The timed list schedules the makespan objective applies to its prefetched MPAS
@@ -88,6 +104,7 @@ def orders(objective: str, target: Core) -> list[OrderSpec]:
     chosen = [OrderSpec(reuse, (LOADS,)), OrderSpec(reuse)] + [OrderSpec(p, (LOADS,)) for p in policies]
     if objective == "makespan":  # load-bound kernels: switches of inputs spread over a pair
         chosen.insert(2, OrderSpec(reuse, pairs=PairOptions()))
+        chosen[3:3] = GATED
     chosen += [OrderSpec(p, (moves,)) for p in policies] + [OrderSpec(reuse, (moves,))]
     chosen += [OrderSpec(reuse, (LOADS, L0_DOUBLE))] + [OrderSpec(p, (LOADS, L0_DOUBLE)) for p in policies]
     chosen += [OrderSpec(p, (moves, L0_DOUBLE)) for p in policies]

@@ -49,6 +49,8 @@ from dan.passes.search.polish.gaps import polish
 from dan.passes.search.reuse.pairs import interleave_pairs
 from dan.passes.search.prefetch.order import prefetch
 from dan.passes.search.reuse.order import reuse_order
+from dan.passes.search.pipeline.bands import BandOptions, band_order
+from dan.passes.search.pipeline.gated import gated_by_due
 from dan.passes.search.stream.layout import stream_layout
 from dan.passes.search.timed_order import timed_order
 
@@ -156,6 +158,8 @@ def _order(spec: OrderSpec) -> list[int]:
     graph, target = context()
     if isinstance(spec.start, MpasOptions):
         order = mpas(graph, target, spec.start)
+    elif isinstance(spec.start, BandOptions):
+        order = band_order(graph, spec.start.band)
     else:
         order = reuse_order(graph, target, spec.start)
     if spec.pairs is not None:
@@ -164,6 +168,8 @@ def _order(spec: OrderSpec) -> list[int]:
         order = prefetch(graph, order, target, pre)
     if spec.timed is not None:
         order = timed_order(graph, order, target, spec.timed)
+    if spec.gated is not None:
+        order = gated_by_due(graph, order, target, spec.gated)
     return order
 
 

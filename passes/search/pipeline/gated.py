@@ -1,0 +1,286 @@
+"""The gated order: a list schedule in time over every pipe that stays completable in capacity.
+
+`gated_order(graph, base, target, options)` times the nodes as the replay would (each
+pipe in order; a node starts when its predecessors have finished and its pipe is
+free). Whenever a pipe is free it issues, among its ready operations, the one earliest
+in `priority` (by default the base order) that is *admissible*:
+- it lies at most `window` operations of `base` ahead of the first unissued one;
+- its pending ALLOCs keep the state *safe* (`pipeline.slack`): finishing the schedule
+  by `base` from here would overflow no tier beyond what `base` itself overflows. The
+  first unissued node of `base` is always admissible, so the schedule never deadlocks;
+- its pending ALLOCs fit in time: the bytes of the tier still held at this moment (live,
+  or released by a FREE whose last user has not finished) leave room for them, so the
+  layout need not make it wait for a release (an address-reuse edge).
+An operation is issued with its pending ALLOCs; each FREE follows as soon as its last
+predecessor is issued.
+
+Why: a base order that runs block after block leaves the busiest pipe idle while the
+block's other pipes work (on attention: VECTOR waits while the scores of a block go to
+L1, through P V on CUBE, and back). Issuing by time lets the next block's loads,
+matmuls and vector work run in that gap: the software pipeline of the repeated blocks,
+found from the edges. The safety test bounds the blocks in flight by what the tiers
+hold, which is what lets a layout place the result with the spills of `base` at most.
+
+Invariant: the result is a topological order of every node; a pure function of the
+graph, `base`, `priority`, the target and the options. Nothing here imports xDSL.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+from dan.dialect.model.graph import ALLOC, FREE, OP, KernelGraph
+from dan.dialect.model.target import Core
+from dan.passes.pipeline.options import check_at_least
+from dan.passes.search.pipeline.deadlines import busiest_pipe, latest_starts, relaxed_targets
+from dan.passes.search.pipeline.slack import Slack, tight_order
+
+LOOK = 8
+"""Ready operations per pipe tested for admission, earliest priority first."""
+
+
+@dataclass(frozen=True)
+class GatedOptions:
+    """How far the gated schedule may run ahead of its base order."""
+
+    window: int = 64
+    """Operations of `base` (from the first unissued one) that may be issued (>= 1)."""
+    horizon: int = 1 << 40
+    """Cycles: with due times, an operation is issued no earlier than this long before
+    it is due (the first unissued operation of base excepted)."""
+    safe: bool = True
+    """Admit only operations that keep the state safe (`pipeline.slack`)."""
+    fill: int = 100
+    """Percent of each tier's capacity the safe state may fill (>= 1)."""
+
+    def __post_init__(self) -> None:
+        check_at_least("gated-order", "window", self.window, 1)
+        check_at_least("gated-order", "fill", self.fill, 1)
+
+
+def gated_order(
+    graph: KernelGraph,
+    base: list[int],
+    target: Core,
+    options: GatedOptions = GatedOptions(),
+    priority: list[int] | None = None,
+    due: list[int] | None = None,
+) -> list[int]:
+    """The gated list schedule of the module docstring; `priority[v]` (smaller first)
+    defaults to `v`'s position in `base`."""
+    return _Schedule(graph, base, target, options, priority, due).run()
+
+
+def gated_by_due(graph: KernelGraph, base: list[int], target: Core, options: GatedOptions = GatedOptions()) -> list[int]:
+    """`gated_order` of `base` issuing by due time: each node's latest start for the
+    busiest pipe to keep the pace of the relaxed schedule of `base`
+    (`pipeline.deadlines`), ties to `base`; so the loads and matmuls the busiest pipe
+    needs next go first on their pipes, whatever their place in `base`."""
+    pipe = busiest_pipe(graph)
+    if pipe < 0:
+        return gated_order(graph, base, target, options)
+    due = latest_starts(graph, relaxed_targets(graph, base), pipe)
+    position = [0] * graph.n
+    for q, v in enumerate(base):
+        position[v] = q
+    priority = [0] * graph.n
+    for r, v in enumerate(sorted(range(graph.n), key=lambda v: (due[v], position[v]))):
+        priority[v] = r
+    return gated_order(graph, base, target, options, priority, due)
+
+
+class _Schedule:
+    """The state of one gated list schedule; `run` issues every node once."""
+
+    def __init__(
+        self, graph: KernelGraph, base: list[int], target: Core, options: GatedOptions, priority: list[int] | None, due: list[int] | None
+    ) -> None:
+        n, kinds, preds = graph.n, graph.kinds, graph.preds
+        base = tight_order(graph, base)
+        self.graph, self.base, self.window = graph, base, options.window
+        self.slack = Slack(graph, base, target, options.fill)
+        self.safe = options.safe
+        self.position = self.slack.position
+        self.op_rank = [0] * n  # rank among the base order's operations
+        ops = [v for v in base if kinds[v] == OP]
+        for r, v in enumerate(ops):
+            self.op_rank[v] = r
+        self.ops = ops
+        self.op_front = 0  # rank of the first unissued operation
+        self.front = 0  # position of the first unissued node of base
+        self.priority = priority if priority is not None else self.position
+
+        self.early = [d - options.horizon for d in due] if due is not None else [0] * n
+        self.capacity = list(target.capacity)
+        self.held = [0] * len(self.capacity)  # live bytes, plus released ones still in use
+        self.releases: list[tuple[int, int, int]] = []  # (time, tier, bytes)
+        self.lanes = len(target.pipes) + 1  # the last lane: operations on no pipe
+        self.free_at = [0] * self.lanes
+        self.missing = [len(ps) for ps in graph.preds]
+        # predecessors not yet issued other than ALLOCs with nothing to wait for
+        self.blockers = [sum(1 for u in ps if kinds[u] != ALLOC or preds[u]) for ps in preds]
+        self.ready = [0] * n  # latest finish among issued predecessors
+        self.done = [False] * n
+        self.queued = [False] * n  # ready operations in `avail`
+        self.waiting: list[list[tuple[int, int, int]]] = [[] for _ in range(self.lanes)]  # (ready, prio, v)
+        self.avail: list[list[tuple[int, int]]] = [[] for _ in range(self.lanes)]  # (prio, v)
+        self.times: list[int] = [0]
+        self.order: list[int] = []
+
+    def run(self) -> list[int]:
+        graph = self.graph
+        for v in range(graph.n):
+            if graph.kinds[v] == OP and self.blockers[v] == 0:
+                self._waiting(v)
+            elif graph.kinds[v] == ALLOC and not graph.preds[v] and self._unused(v):
+                self._emit(v, 0)
+        now = 0
+        while len(self.order) < graph.n:
+            if not self._step(now):
+                if not self.times:
+                    self._force()
+                    continue
+                now = max(now, heapq.heappop(self.times))
+        return self.order
+
+    def _unused(self, a: int) -> bool:
+        return all(self.graph.kinds[s] != OP for s in self.graph.succs[a])
+
+    def _step(self, now: int) -> bool:
+        """Issue what may start at `now`; False when nothing did."""
+        while self.releases and self.releases[0][0] <= now:
+            _, t, size = heapq.heappop(self.releases)
+            self.held[t] -= size
+        issued = False
+        for lane in range(self.lanes):
+            if self.free_at[lane] > now:
+                continue
+            waiting, avail = self.waiting[lane], self.avail[lane]
+            while waiting and waiting[0][0] <= now:
+                _, prio, v = heapq.heappop(waiting)
+                heapq.heappush(avail, (prio, v))
+                self.queued[v] = True
+            v = self._pick(lane, now)
+            if v is not None:
+                self._issue(v, now)
+                issued = True
+        return issued
+
+    def _pick(self, lane: int, now: int) -> int | None:
+        """The admissible ready operation of `lane` earliest in priority, looking at
+        `LOOK` of them and at the first unissued operation of base."""
+        avail, done = self.avail, self.done
+        heap = avail[lane]
+        tried: list[tuple[int, int]] = []
+        chosen = None
+        while heap and len(tried) < LOOK:
+            item = heapq.heappop(heap)
+            if done[item[1]]:
+                continue
+            tried.append(item)
+            if self._admissible(item[1], now):
+                chosen = item[1]
+                break
+        for item in tried:
+            if item[1] != chosen:
+                heapq.heappush(heap, item)
+        if chosen is None and self.op_front < len(self.ops):
+            v = self.ops[self.op_front]
+            if self.queued[v] and self._lane(v) == lane:
+                chosen = v
+        return chosen
+
+    def _pending(self, v: int) -> list[int]:
+        graph = self.graph
+        return [u for u in graph.preds[v] if graph.kinds[u] == ALLOC and not self.done[u]]
+
+    def _admissible(self, v: int, now: int) -> bool:
+        if self.op_rank[v] == self.op_front:
+            return True
+        if self.op_rank[v] >= self.op_front + self.window or now < self.early[v]:
+            return False
+        allocs = self._pending(v)
+        if not allocs:
+            return True
+        graph, need = self.graph, [0] * len(self.capacity)
+        for a in allocs:
+            b = graph.node_bufs[a][0]
+            need[graph.buf_tier[b]] += graph.buf_size[b]
+        if self.op_front < len(self.ops):  # leave room for the first unissued operation
+            for a in self._pending(self.ops[self.op_front]):
+                b = graph.node_bufs[a][0]
+                need[graph.buf_tier[b]] += graph.buf_size[b]
+        if any(need[t] and self.held[t] + need[t] > self.capacity[t] for t in range(len(need))):
+            return False
+        return not self.safe or self.slack.fits(self.front, allocs)
+
+    def _force(self) -> None:
+        """Nothing can ever start: issue the first unissued operation of base (it is
+        always admissible, so this happens only on a graph whose ALLOCs wait on nodes)."""
+        v = self.ops[self.op_front]
+        self._issue(v, max(self.ready[v], self.free_at[self._lane(v)]))
+
+    def _lane(self, v: int) -> int:
+        p = self.graph.pipes[v]
+        return p if p >= 0 else self.lanes - 1
+
+    def _waiting(self, v: int) -> None:
+        lane = self._lane(v)
+        heapq.heappush(self.waiting[lane], (self.ready[v], self.priority[v], v))
+        heapq.heappush(self.times, max(self.ready[v], self.early[v]))
+
+    def _issue(self, v: int, now: int) -> None:
+        graph = self.graph
+        for a in sorted(self._pending(v)):
+            self._emit(a, self.ready[a])
+        lane = self._lane(v)
+        start = max(now, self.ready[v])
+        finish = start + graph.cycles[v]
+        if lane < self.lanes - 1:
+            self.free_at[lane] = finish
+        heapq.heappush(self.times, finish)
+        self._emit(v, finish)
+
+    def _emit(self, v: int, finish: int) -> None:
+        graph = self.graph
+        kinds = graph.kinds
+        self.done[v] = True
+        self.order.append(v)
+        self.slack.issued(v)
+        kind = kinds[v]
+        if kind == ALLOC:
+            b = graph.node_bufs[v][0]
+            self.held[graph.buf_tier[b]] += graph.buf_size[b]
+        elif kind == FREE:
+            b = graph.node_bufs[v][0]
+            heapq.heappush(self.releases, (finish, graph.buf_tier[b], graph.buf_size[b]))
+            heapq.heappush(self.times, finish)
+        if kind == OP:
+            rank = self.op_rank[v]
+            if rank == self.op_front:
+                ops, done = self.ops, self.done
+                while self.op_front < len(ops) and done[ops[self.op_front]]:
+                    self.op_front += 1
+        base, done = self.base, self.done
+        while self.front < len(base) and done[base[self.front]]:
+            self.front += 1
+        for s in graph.succs[v]:
+            self.missing[s] -= 1
+            if finish > self.ready[s]:
+                self.ready[s] = finish
+            if kind != ALLOC:
+                self._unblock(s)
+            if kinds[s] == ALLOC and self.missing[s] == 0:
+                if self._unused(s):
+                    self._emit(s, self.ready[s])
+                else:
+                    for t in graph.succs[s]:
+                        self._unblock(t)
+            elif kinds[s] == FREE and self.missing[s] == 0:
+                self._emit(s, self.ready[s])
+
+    def _unblock(self, s: int) -> None:
+        self.blockers[s] -= 1
+        if self.blockers[s] == 0 and self.graph.kinds[s] == OP:
+            self._waiting(s)

@@ -1,0 +1,82 @@
+"""Band orders and the gated schedule (`dan.passes.search.pipeline`): topological,
+deterministic, and with `safe` never holding more in a tier than its capacity or the
+base order's own peak there."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+
+from dan.dialect.model.graph import KernelGraph, check_order
+from dan.dialect.model.replay import order_peaks
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.flash_attention import FlashShape, flash_attention
+from dan.lowering.gen.matmul import MatmulShape, matmul
+from dan.passes.pipeline.options import OptionError
+from dan.passes.search.pipeline.bands import BandOptions, band_order, sink_groups
+from dan.passes.search.pipeline.gated import GatedOptions, gated_by_due, gated_order
+from dan.passes.search.pipeline.slack import _MinTree, tight_order
+from tests.strategies import random_kernels
+
+KERNELS = [flash_attention(FlashShape(3, 4)), flash_attention(FlashShape(3, 3, causal=True)), matmul(MatmulShape(2, 2, 2))]
+
+
+def test_sink_groups_of_attention_are_its_query_rows() -> None:
+    groups = sink_groups(flash_attention(FlashShape(3, 4)))
+    assert len(groups) == 3  # per row: two output chunks, the row sum and the row max
+    assert all(len(group) == 4 for group in groups)
+
+
+@pytest.mark.parametrize("band", [1, 2, 3])
+@pytest.mark.parametrize("graph", KERNELS, ids=lambda g: g.name)
+def test_band_and_gated_orders_are_topological_and_deterministic(graph: KernelGraph, band: int) -> None:
+    base = band_order(graph, band)
+    check_order(graph, base)
+    assert band_order(graph, band) == base
+    for options in (GatedOptions(window=16), GatedOptions(window=24, safe=False)):
+        order = gated_by_due(graph, base, CONTEST, options)
+        check_order(graph, order)
+        assert gated_by_due(graph, list(base), CONTEST, options) == order
+
+
+@pytest.mark.parametrize("graph", KERNELS, ids=lambda g: g.name)
+def test_safe_gated_order_holds_no_more_than_capacity_or_the_base(graph: KernelGraph) -> None:
+    base = tight_order(graph, band_order(graph, 2))
+    _, base_peaks, _ = order_peaks(graph, base, CONTEST)
+    for window in (1, 8, 64):
+        _, peaks, _ = order_peaks(graph, gated_order(graph, base, CONTEST, GatedOptions(window=window)), CONTEST)
+        assert all(p <= max(c, b) for p, c, b in zip(peaks, CONTEST.capacity, base_peaks))
+
+
+@settings(max_examples=40, deadline=None)
+@given(random_kernels())
+def test_gated_orders_are_topological_on_random_kernels(graph: KernelGraph) -> None:
+    base = band_order(graph, 2)
+    check_order(graph, base)
+    check_order(graph, gated_by_due(graph, base, CONTEST))
+    check_order(graph, gated_order(graph, base, CONTEST, GatedOptions(window=4, safe=False)))
+
+
+def test_min_tree_matches_a_list() -> None:
+    rng = random.Random(7)
+    values = [rng.randint(-50, 50) for _ in range(37)]
+    tree = _MinTree(values)
+    for _ in range(300):
+        lo = rng.randrange(len(values))
+        hi = rng.randrange(lo, len(values))
+        if rng.random() < 0.5:
+            delta = rng.randint(-20, 20)
+            tree.range_add(lo, hi, delta)
+            for q in range(lo, hi + 1):
+                values[q] += delta
+        else:
+            assert tree.range_min(lo, hi) == min(values[lo : hi + 1])
+
+
+def test_options_are_checked() -> None:
+    with pytest.raises(OptionError):
+        GatedOptions(window=0)
+    with pytest.raises(OptionError):
+        BandOptions(band=0)
