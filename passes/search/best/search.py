@@ -6,8 +6,9 @@ candidates that a `Runner` (`dan.passes.search.runner`) spreads over worker proc
 
 1. every order of `orders(objective, target)` (MPAS or the reuse order, for the
    makespan objective also with its groups paired (`reuse.pairs`), then prefetch; for
-   the makespan objective last, prefetched MPAS orders issued by a list schedule in
-   time, `timed_order`);
+   the makespan objective, after the reuse orders, band orders pipelined by the gated
+   schedule (`pipeline.bands`, `pipeline.gated`), and last, prefetched MPAS orders
+   issued by a list schedule in time, `timed_order`);
 2. each distinct order laid out by the first layout (DLR, CPE, replay); for the
    makespan objective, each distinct order among the first `STREAM_ORDERS` also laid
    out by every stream layout of `streams()` (`dan.passes.search.stream.layout`);
