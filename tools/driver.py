@@ -67,6 +67,7 @@ def available_passes(names: Iterable[str] = ()) -> dict[str, Callable[[], type]]
     from dan.passes.pipeline.registry import DAN_PASSES, PLANNERS
 
     ours = {**DAN_PASSES, **SYNC_PASSES, **PLANNERS}
+    from dan.lowering.linalg.registry import LINALG_PASSES; ours.update(LINALG_PASSES)  # noqa: E702
     if all(name in ours for name in names):
         return ours
     from xdsl.transforms import get_all_passes

@@ -2,6 +2,7 @@
 
 from xdsl.universe import Universe
 
+from dan.lowering.linalg.registry import LINALG_PASSES
 from dan.lowering.sync.registry import SYNC_PASSES, dan_sync_dialect
 from dan.passes.pipeline.registry import DAN_PASSES
 
@@ -12,4 +13,4 @@ def _dan():  # noqa: ANN202
     return Dan
 
 
-DAN_UNIVERSE = Universe(all_dialects={"dan": _dan, "dan_sync": dan_sync_dialect}, all_passes={**DAN_PASSES, **SYNC_PASSES})
+DAN_UNIVERSE = Universe(all_dialects={"dan": _dan, "dan_sync": dan_sync_dialect}, all_passes={**DAN_PASSES, **SYNC_PASSES, **LINALG_PASSES})

@@ -71,6 +71,29 @@ _VEC = {"MAX": (23, 0), "SUB": (24, 151), "EXP": (31, 218), "MUL": (25, 38), "AD
         "REC": (37, 0), "ROWMAX": (0, 310), "ROWSUM": (0, 342), "COMPACT": (0, 113)}
 
 
+_ALIKE = {"MIN": "MAX", "ROWMIN": "ROWMAX"}
+"""Ops without a traced cost of their own, costed as a traced op of the same class."""
+_BLOCK_ALIKE = {"MAX": "ADD", "MIN": "ADD", "REC": "EXP"}
+"""On a block, a compare costs as an add and a reciprocal as an exp (untraced)."""
+
+
+def vector_cycles(name: str, size: int) -> int:
+    """VECTOR cycles of `name` on a UB block of `size` bytes: the traced cost of a
+    128-byte block, scaled to `size` (as the family scales its blocks)."""
+    name = _ALIKE.get(name, name)
+    return _VEC[_BLOCK_ALIKE.get(name, name)][1] * size // 128
+
+
+def stat_cycles(name: str, size: int) -> int:
+    """VECTOR cycles of `name` on a row statistic of `size` bytes (traced per 2 bytes)."""
+    return _VEC[_ALIKE.get(name, name)][0] * max(size // 2, 1)
+
+
+def ub_copy_out_cycles(size: int) -> int:
+    """MTE3 cycles of copying a UB block of `size` bytes out to GM."""
+    return size // 2 + 127
+
+
 class _Kernel:
     def __init__(self, shape: FlashShape) -> None:
         self.s, self.trace = shape, Trace()

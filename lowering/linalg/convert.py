@@ -1,0 +1,136 @@
+"""`convert-linalg-to-dan{target=...}`: static-shape linalg on memrefs into `dan.kernel`s.
+
+Each function's blocks are read in program order. The attention pattern
+(`attention.match`) is tried first at each op; any other linalg op goes to the lowering
+of its family (`LOWERINGS`). A lowered op (or pattern) becomes a `dan.kernel`, inserted
+before its function in program order, and a `dan.launch` of that kernel in its place;
+the kernel's nodes are in the family's program order (node ids 0, 1, ... in that order),
+its target the pass's. An op that cannot be lowered stays as it is, with a
+`dan.not_lowered` attribute and a `remark:` line on stderr saying why; nothing is
+dropped. Kernel names are `<function>_<family><n>`, unique in the module.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from dan.dialect.ir.kernel.view import build_kernel
+from dan.dialect.ir.launch import LaunchOp
+from dan.dialect.model.graph import GraphError, KernelGraph
+from dan.dialect.model.target import Core, TargetError, load_target
+from dan.lowering.io.frontends import as_viewed
+from dan.lowering.linalg import attention, convolution, cube, vector
+from dan.lowering.linalg.elements import NotLowered
+
+Lowering = Callable[[Operation, Core, str], KernelGraph]
+
+LOWERINGS: dict[str, tuple[str, Lowering]] = {
+    "linalg.matmul": ("matmul", cube.lower_matmul),
+    **{name: ("vector", vector.lower_vector) for name in vector.OPS},
+    **{name: ("conv", convolution.lower_conv) for name in convolution.OPS},
+}
+"""Op name -> (kernel family, lowering)."""
+_SKIP = frozenset({"linalg.yield", "linalg.index"})
+
+
+@dataclass(frozen=True)
+class ConvertLinalgToDanPass(ModulePass):
+    """Lower linalg ops to `dan.kernel`s and `dan.launch`es (module docstring)."""
+
+    name = "convert-linalg-to-dan"
+
+    target: str = "contest"
+    """The core the kernels are tiled for: a preset name or a target JSON file."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        try:
+            core = load_target(self.target)
+        except TargetError as e:
+            raise PassFailedException(f"{self.name}: {e}") from None
+        _Lowerer(op, core).run()
+
+
+class _Lowerer:
+    def __init__(self, module: ModuleOp, core: Core) -> None:
+        self.module, self.core = module, core
+        self.names = {o.sym_name.data for o in module.walk() if isinstance(getattr(o, "sym_name", None), StringAttr)}
+        self.count: dict[str, int] = {}
+
+    def run(self) -> None:
+        for func in [o for o in self.module.walk() if isinstance(o, FuncOp)]:
+            for region in func.regions:
+                for block in region.blocks:
+                    self.block(func, block)
+
+    def block(self, func: FuncOp, block: Block) -> None:
+        for op in list(block.ops):
+            if op.parent is None:  # consumed by a pattern
+                continue
+            if op.name.startswith("linalg."):
+                if op.name not in _SKIP:
+                    self.lower(func, op)
+            else:
+                for region in op.regions:
+                    for inner in region.blocks:
+                        self.block(func, inner)
+
+    def lower(self, func: FuncOp, op: Operation) -> None:
+        found = attention.match(op)
+        if found is not None:
+            ops, args = found
+            try:
+                graph = attention.lower_attention(ops, self.core, self.fresh(func, "attention"))
+                self.place(func, graph, ops, args, "attention")
+                return
+            except NotLowered as e:
+                self.remark(func, op, f"attention pattern: {e}")
+                return
+        family = LOWERINGS.get(op.name)
+        if family is None:
+            self.remark(func, op, f"unsupported op {op.name}")
+            return
+        try:
+            graph = family[1](op, self.core, self.fresh(func, family[0]))
+            self.place(func, graph, [op], list(op.operands), op.name)
+        except NotLowered as e:
+            self.remark(func, op, str(e))
+
+    def fresh(self, func: FuncOp, family: str) -> str:
+        base = f"{func.sym_name.data}_{family}"
+        while True:
+            k = self.count.get(base, 0)
+            self.count[base] = k + 1
+            if f"{base}{k}" not in self.names:
+                return f"{base}{k}"
+
+    def place(self, func: FuncOp, graph: KernelGraph, ops: list[Operation], args: list, lowered: str) -> None:
+        """Check the kernel fits the target, insert it before `func`, launch it in place of `ops`."""
+        core = self.core
+        for b, size in enumerate(graph.buf_size):
+            tier = graph.buf_tier[b]
+            if size > core.capacity[tier]:
+                raise NotLowered(f"a tile of {size} bytes does not fit {core.tiers[tier]} "
+                                 f"({core.capacity[tier]} bytes) of target '{core.name}'")
+        try:
+            kernel = build_kernel(*as_viewed(graph, core), core)
+        except GraphError as e:
+            raise NotLowered(str(e)) from None
+        self.names.add(graph.name)
+        Rewriter.insert_op(kernel, InsertPoint.before(func))
+        Rewriter.insert_op(LaunchOp(graph.name, args, lowered), InsertPoint.before(ops[0]))
+        for o in reversed(ops):
+            Rewriter.erase_op(o)
+
+    def remark(self, func: FuncOp, op: Operation, why: str) -> None:
+        op.attributes["dan.not_lowered"] = StringAttr(why)
+        sys.stderr.write(f"remark: {op.name} in @{func.sym_name.data} stays: {why}\n")

@@ -1,0 +1,66 @@
+"""`convert-linalg-to-dan` on `linalg.matmul`: the traced Matmul_Case0 from a 64x64x64
+f16 matmul, ragged shapes, element types, and what stays with a remark."""
+
+from __future__ import annotations
+
+import pytest
+
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST
+from dan.lowering.gen.matmul import MatmulShape, matmul
+from dan.lowering.io.graph_files import read_graph
+from dan.passes.dan.cpe.reorder import cpe
+from dan.passes.dan.dlr.layout import dlr
+from dan.passes.dan.mpas.search import mpas
+from tests.linalg_cases import canonical, lower, matmul_text
+from tests.shared_data import workload
+
+
+def test_matmul_64_is_matmul_case0() -> None:
+    """Same ops, pipes, cycles, buffer sizes and tiers, and the same edges up to numbering."""
+    _, (graph,) = lower(matmul_text(64, 64, 64))
+    traced = read_graph(workload("Matmul_Case0"))
+    assert (graph.n, sum(map(len, graph.preds))) == (4160, 7104)
+    assert canonical(graph) == canonical(traced)
+
+
+def test_matmul_64_is_the_generated_case0_node_for_node() -> None:
+    _, (graph,) = lower(matmul_text(64, 64, 64))
+    gen = matmul(MatmulShape(8, 8, 8))
+    assert (graph.ops, graph.cycles, graph.buf_size, graph.buf_tier) == (gen.ops, gen.cycles, gen.buf_size, gen.buf_tier)
+    assert [sorted(p) for p in graph.preds] == [sorted(p) for p in gen.preds]
+
+
+def test_canonical_form_sees_a_changed_edge() -> None:
+    a, b = matmul(MatmulShape(2, 2, 2)), matmul(MatmulShape(2, 2, 2))
+    v = next(v for v in range(b.n) if len(b.preds[v]) > 1)
+    b.preds[v] = b.preds[v][:-1]
+    assert canonical(a) != canonical(b)
+
+
+@pytest.mark.parametrize("m,k,n,t", [(20, 12, 9, "f16"), (8, 8, 8, "f32"), (17, 33, 5, "i8"), (1, 1, 1, "bf16")])
+def test_ragged_shapes_lower_and_plan_valid(m: int, k: int, n: int, t: str) -> None:
+    _, (graph,) = lower(matmul_text(m, k, n, t))
+    order = mpas(graph, CONTEST)
+    plan = cpe(graph, dlr(graph, order, CONTEST), CONTEST)
+    assert replay(graph, plan, CONTEST).valid
+
+
+def test_tiles_follow_the_target() -> None:
+    _, (small,) = lower(matmul_text(64, 64, 64))
+    _, (big,) = lower(matmul_text(64, 64, 64), "ascend910b")
+    assert small.n > big.n and max(big.buf_size) > max(small.buf_size)
+
+
+@pytest.mark.parametrize("text,why", [
+    (matmul_text(8, 8, 8, "f64"), "element type f64"),
+    ("func.func @f(%a: memref<?x8xf16>, %b: memref<8x8xf16>, %c: memref<?x8xf16>) {\n"
+     "  linalg.matmul ins(%a, %b : memref<?x8xf16>, memref<8x8xf16>) outs(%c : memref<?x8xf16>)\n  return\n}\n",
+     "dynamic shape"),
+])
+def test_what_stays_has_a_remark(text: str, why: str, capsys: pytest.CaptureFixture[str]) -> None:
+    module, graphs = lower(text)
+    assert graphs == []
+    (op,) = [o for o in module.walk() if o.name == "linalg.matmul"]
+    assert why in op.attributes["dan.not_lowered"].data
+    assert why in capsys.readouterr().err
