@@ -24,6 +24,7 @@ import random
 from dataclasses import dataclass, field
 
 from dan.dialect.model.graph import KernelGraph
+from dan.dialect.model.target import CONTEST, Core
 from dan.lowering.gen.matmul import copy_in_cycles
 from dan.lowering.gen.trace import Trace
 
@@ -137,7 +138,7 @@ class _Kernel:
             out += [upper, lower]
         return out
 
-    def run(self, name: str) -> KernelGraph:
+    def run(self, name: str, core: Core = CONTEST) -> KernelGraph:
         sh, tr = self.s, self.trace
         grid: Grid = []
         for _ in range(sh.blocks):
@@ -160,13 +161,13 @@ class _Kernel:
         for row in grid:
             for b in row:
                 tr.op("COPY_OUT", "MTE3", 170 + 21 * tr.buffers[b][0] // 10, [b], writes=0)
-        return tr.finish(name)
+        return tr.finish(name, core)
 
 
-def conv(shape: ConvShape, name: str | None = None) -> KernelGraph:
-    """The convolution kernel of `shape` (see the module docstring for the order)."""
+def conv(shape: ConvShape, name: str | None = None, core: Core = CONTEST) -> KernelGraph:
+    """The convolution kernel of `shape` on `core` (see the module docstring for the order)."""
     shape.check()
-    return _Kernel(shape).run(name or f"conv_{shape.layers}x{shape.blocks}x{shape.channels}")
+    return _Kernel(shape).run(name or f"conv_{shape.layers}x{shape.blocks}x{shape.channels}", core)
 
 
 def conv_nodes(shape: ConvShape) -> int:

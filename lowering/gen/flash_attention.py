@@ -22,6 +22,7 @@ import random
 from dataclasses import dataclass, field
 
 from dan.dialect.model.graph import KernelGraph
+from dan.dialect.model.target import CONTEST, Core
 from dan.lowering.gen.matmul import L1Blocks, cube_step
 from dan.lowering.gen.trace import Trace
 
@@ -156,7 +157,7 @@ class _Kernel:
             accs.append(acc)
         return accs
 
-    def run(self, name: str) -> KernelGraph:
+    def run(self, name: str, core: Core = CONTEST) -> KernelGraph:
         sh, tr = self.s, self.trace
         pairs = sh.pairs()
         last = {q: kv for q, kv in pairs}
@@ -184,13 +185,13 @@ class _Kernel:
                     tr.op("COPY_OUT", "MTE3", sh.block // 2 + 127, [b], writes=0)
                 for b in (l_sum, m):
                     tr.op("COPY_OUT", "MTE3", 150 * max(self.stat // 2, 1), [b], writes=0)
-        return tr.finish(name)
+        return tr.finish(name, core)
 
 
-def flash_attention(shape: FlashShape, name: str | None = None) -> KernelGraph:
-    """The flash-attention kernel of `shape` (see the module docstring for the order)."""
+def flash_attention(shape: FlashShape, name: str | None = None, core: Core = CONTEST) -> KernelGraph:
+    """The flash-attention kernel of `shape` on `core` (see the module docstring for the order)."""
     shape.check()
-    return _Kernel(shape).run(name or f"flash_attention_{shape.q_blocks}x{shape.kv_blocks}")
+    return _Kernel(shape).run(name or f"flash_attention_{shape.q_blocks}x{shape.kv_blocks}", core)
 
 
 def flash_attention_nodes(shape: FlashShape) -> int:

@@ -1,4 +1,19 @@
-"""The attention pattern (to be lowered through the flash-attention family)."""
+"""Attention written in linalg, recognised and lowered as the flash-attention family
+(`gen.flash_attention`: blocked over the key/value blocks with a running max and sum).
+
+The pattern is seven consecutive linalg ops of one block (other ops may sit between):
+S = Q KT (`linalg.matmul`), m = row max of S, P = S - m (broadcast along rows), E =
+exp(P), l = row sum of E, P' = E / l, O = P' V (`linalg.matmul`), each reading what
+the one before wrote (the reductions and the subtraction read S, the division E).
+Reductions are `linalg.reduce` or a reducing `linalg.generic`, the rest named ops or
+`linalg.generic` (`vector_spec`). Its kernel launches with (Q, KT, V, O).
+
+Blocks are square `t x t` with `t` the cube's edge (`cube.cube_edge`): `q_blocks =
+Sq / t`, `kv_blocks = Skv / t`, `d_chunks = D / t`, `v_chunks = Dv / t`, and the score
+block of `t * t` elements in bytes; the family's blocks are uniform, so each extent
+must divide by `t`. The family keeps the traced sizes of the other buffers: L1
+blocks of twice the score block and row statistics of `block // 64` bytes.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +21,73 @@ from xdsl.ir import Operation, SSAValue
 
 from dan.dialect.model.graph import KernelGraph
 from dan.dialect.model.target import Core
+from dan.lowering.gen.flash_attention import FlashShape, flash_attention
+from dan.lowering.linalg.cube import cube_edge
+from dan.lowering.linalg.elements import NotLowered, memref_of
+from dan.lowering.linalg.vector_spec import read_spec
+
+_VECTOR_OPS = ("linalg.reduce", "linalg.generic", "linalg.sub", "linalg.exp")
+
+
+def _next_linalg(op: Operation, count: int) -> list[Operation]:
+    found: list[Operation] = []
+    cur = op.next_op
+    while cur is not None and len(found) < count:
+        if cur.name.startswith("linalg."):
+            found.append(cur)
+        cur = cur.next_op
+    return found
+
+
+def _vector(op: Operation, steps: list[str], reduce: str | None, reads: SSAValue) -> SSAValue | None:
+    """The output of `op` when it is the vector step wanted, reading `reads`; else None."""
+    if op.name not in _VECTOR_OPS:
+        return None
+    try:
+        spec = read_spec(op)
+    except NotLowered:
+        return None
+    if [s for s, _ in spec.steps] != steps or spec.reduce != reduce or spec.inputs[0][0] is not reads:
+        return None
+    return spec.output
 
 
 def match(op: Operation) -> tuple[list[Operation], list[SSAValue]] | None:
-    return None
+    """The pattern's ops starting at `op` and the launch arguments (Q, KT, V, O); None
+    when `op` does not start the pattern."""
+    if op.name != "linalg.matmul":
+        return None
+    rest = _next_linalg(op, 6)
+    if len(rest) < 6 or rest[5].name != "linalg.matmul":
+        return None
+    q, kt, s = op.operands
+    m = _vector(rest[0], [], "MAX", s)
+    p = _vector(rest[1], ["SUB"], None, s)
+    e = _vector(rest[2], ["EXP"], None, p) if p is not None else None
+    l_ = _vector(rest[3], [], "ADD", e) if e is not None else None
+    pn = _vector(rest[4], ["DIV"], None, e) if e is not None else None
+    if None in (m, p, e, l_, pn) or rest[5].operands[0] is not pn:
+        return None
+    if read_spec(rest[1]).inputs[1][0] is not m or read_spec(rest[4]).inputs[1][0] is not l_:
+        return None
+    _, v, o = rest[5].operands
+    return [op, *rest], [q, kt, v, o]
 
 
 def lower_attention(ops: list[Operation], core: Core, name: str) -> KernelGraph:
-    raise NotImplementedError
+    q, kt, _ = ops[0].operands
+    _, v, o = ops[-1].operands
+    (sq, d), _, e = memref_of(q, "Q")
+    (d2, skv), _, _ = memref_of(kt, "KT")
+    (skv2, dv), _, _ = memref_of(v, "V")
+    if d != d2 or skv != skv2 or memref_of(o, "the output")[0] != (sq, dv):
+        raise NotLowered(f"shapes Q {sq}x{d}, KT {d2}x{skv}, V {skv2}x{dv} do not chain")
+    t = cube_edge(core, e)
+    if any(x % t for x in (sq, skv, d, dv)):
+        raise NotLowered(f"extents {sq}, {skv}, {d}, {dv} do not divide into the family's {t} x {t} blocks")
+    shape = FlashShape(sq // t, skv // t, d // t, dv // t, t * t * e)
+    try:
+        shape.check()
+    except ValueError as err:
+        raise NotLowered(str(err)) from None
+    return flash_attention(shape, name, core)

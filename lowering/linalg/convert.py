@@ -1,8 +1,9 @@
 """`convert-linalg-to-dan{target=...}`: static-shape linalg on memrefs into `dan.kernel`s.
 
 Each function's blocks are read in program order. The attention pattern
-(`attention.match`) is tried first at each op; any other linalg op goes to the lowering
-of its family (`LOWERINGS`). A lowered op (or pattern) becomes a `dan.kernel`, inserted
+(`attention.match`) is tried first at each op, then a chain of convolutions
+(`convolution.chain`); any other linalg op goes to the lowering of its family
+(`LOWERINGS`). A lowered op (or pattern) becomes a `dan.kernel`, inserted
 before its function in program order, and a `dan.launch` of that kernel in its place;
 the kernel's nodes are in the family's program order (node ids 0, 1, ... in that order),
 its target the pass's. An op that cannot be lowered stays as it is, with a
@@ -37,9 +38,9 @@ Lowering = Callable[[Operation, Core, str], KernelGraph]
 LOWERINGS: dict[str, tuple[str, Lowering]] = {
     "linalg.matmul": ("matmul", cube.lower_matmul),
     **{name: ("vector", vector.lower_vector) for name in vector.OPS},
-    **{name: ("conv", convolution.lower_conv) for name in convolution.OPS},
 }
-"""Op name -> (kernel family, lowering)."""
+"""Op name -> (kernel family, lowering) of the ops lowered one at a time (attention
+and chains of convolutions are patterns, tried first)."""
 _SKIP = frozenset({"linalg.yield", "linalg.index"})
 
 
@@ -95,6 +96,14 @@ class _Lowerer:
             except NotLowered as e:
                 self.remark(func, op, f"attention pattern: {e}")
                 return
+        if op.name in convolution.OPS:
+            ops = convolution.chain(op)
+            try:
+                graph = convolution.lower_conv(ops, self.core, self.fresh(func, "conv"))
+                self.place(func, graph, ops, convolution.launch_args(ops), op.name)
+            except NotLowered as e:
+                self.remark(func, op, str(e))
+            return
         family = LOWERINGS.get(op.name)
         if family is None:
             self.remark(func, op, f"unsupported op {op.name}")
