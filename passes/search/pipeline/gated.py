@@ -1,28 +1,36 @@
 """The gated order: a list schedule in time over every pipe that stays completable in capacity.
 
-`gated_order(graph, base, target, options)` times the nodes as the replay would (each
-pipe in order; a node starts when its predecessors have finished and its pipe is
-free). Whenever a pipe is free it issues, among its ready operations, the one earliest
-in `priority` (by default the base order) that is *admissible*:
-- it lies at most `window` operations of `base` ahead of the first unissued one;
-- its pending ALLOCs keep the state *safe* (`pipeline.slack`): finishing the schedule
-  by `base` from here would overflow no tier beyond what `base` itself overflows. The
-  first unissued node of `base` is always admissible, so the schedule never deadlocks;
-- its pending ALLOCs fit in time: the bytes of the tier still held at this moment (live,
-  or released by a FREE whose last user has not finished) leave room for them, so the
-  layout need not make it wait for a release (an address-reuse edge).
-An operation is issued with its pending ALLOCs; each FREE follows as soon as its last
-predecessor is issued.
+`gated_order(graph, base, target, options, priority, due)` times the nodes as the
+replay would (each pipe in order; a node starts when its predecessors have finished
+and its pipe is free). Whenever a pipe is free it issues, among its ready operations,
+the one earliest in `priority` (by default the base order) that is *admissible*:
+- it lies fewer than `window` operations of `base` ahead of the first unissued one
+  (`load_window` for an operation fed by ALLOCs alone, a load), and, with due times,
+  it is due at most `horizon` cycles from now;
+- its pending ALLOCs fit in time: the bytes of each tier still held at this moment
+  (live, or released by a FREE whose last user has not finished), with those of the
+  first unissued operation of `base`, leave room for them, so the layout need not make
+  it wait for a release (an address-reuse edge);
+- with `safe`, its pending ALLOCs keep the state *safe* (`pipeline.slack`): finishing
+  the schedule by `base` from here would overflow no tier beyond what `base` itself
+  overflows.
+The first unissued operation of `base` is always admissible, so the schedule never
+deadlocks (with `safe`, it never holds more in a tier than its capacity or `base`'s
+own peak there; without, it may overflow where that operation is forced, and the
+layout spills). An operation is issued with its pending ALLOCs; each FREE follows as
+soon as its last predecessor is issued. `gated_by_due` issues by due time: the
+latest starts that keep the busiest pipe at the pace of the relaxed schedule of
+`base` (`pipeline.deadlines`).
 
 Why: a base order that runs block after block leaves the busiest pipe idle while the
 block's other pipes work (on attention: VECTOR waits while the scores of a block go to
 L1, through P V on CUBE, and back). Issuing by time lets the next block's loads,
 matmuls and vector work run in that gap: the software pipeline of the repeated blocks,
-found from the edges. The safety test bounds the blocks in flight by what the tiers
-hold, which is what lets a layout place the result with the spills of `base` at most.
+found from the edges. The windows and the room tests bound the blocks in flight by
+what the tiers hold.
 
 Invariant: the result is a topological order of every node; a pure function of the
-graph, `base`, `priority`, the target and the options. Nothing here imports xDSL.
+graph, `base`, `priority`, `due`, the target and the options. Nothing here imports xDSL.
 """
 
 from __future__ import annotations
@@ -46,6 +54,8 @@ class GatedOptions:
 
     window: int = 64
     """Operations of `base` (from the first unissued one) that may be issued (>= 1)."""
+    load_window: int = 0
+    """The window of operations fed by ALLOCs alone (loads), when not 0."""
     horizon: int = 1 << 40
     """Cycles: with due times, an operation is issued no earlier than this long before
     it is due (the first unissued operation of base excepted)."""
@@ -56,6 +66,8 @@ class GatedOptions:
 
     def __post_init__(self) -> None:
         check_at_least("gated-order", "window", self.window, 1)
+        check_at_least("gated-order", "horizon", self.horizon, 0)
+        check_at_least("gated-order", "load_window", self.load_window, 0)
         check_at_least("gated-order", "fill", self.fill, 1)
 
 
@@ -107,6 +119,8 @@ class _Schedule:
         for r, v in enumerate(ops):
             self.op_rank[v] = r
         self.ops = ops
+        self.load_window = options.load_window or options.window
+        self.source = [kinds[v] == OP and all(kinds[u] != OP for u in preds[v]) for v in range(n)]
         self.op_front = 0  # rank of the first unissued operation
         self.front = 0  # position of the first unissued node of base
         self.priority = priority if priority is not None else self.position
@@ -198,7 +212,9 @@ class _Schedule:
     def _admissible(self, v: int, now: int) -> bool:
         if self.op_rank[v] == self.op_front:
             return True
-        if self.op_rank[v] >= self.op_front + self.window or now < self.early[v]:
+        if now < self.early[v]:
+            return False
+        if self.op_rank[v] >= self.op_front + (self.load_window if self.source[v] else self.window):
             return False
         allocs = self._pending(v)
         if not allocs:
