@@ -48,3 +48,26 @@ def matmul_text(m: int, k: int, n: int, t: str = "f16", out: str | None = None) 
     return (f"func.func @mm(%a: memref<{m}x{k}x{t}>, %b: memref<{k}x{n}x{t}>, %c: memref<{m}x{n}x{out}>) {{\n"
             f"  linalg.matmul ins(%a, %b : memref<{m}x{k}x{t}>, memref<{k}x{n}x{t}>) outs(%c : memref<{m}x{n}x{out}>)\n"
             "  return\n}\n")
+
+
+def attention_text(sq: int, skv: int, d: int, dv: int, t: str = "f16") -> str:
+    """O = softmax(Q KT) V in linalg on memrefs (rows: max, subtract, exp, sum, divide)."""
+    q, kt, v, o, s, r = (f"memref<{sq}x{d}x{t}>", f"memref<{d}x{skv}x{t}>", f"memref<{skv}x{dv}x{t}>",
+                         f"memref<{sq}x{dv}x{t}>", f"memref<{sq}x{skv}x{t}>", f"memref<{sq}x{t}>")
+    maps = ('{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, '
+            'affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}')
+
+    def reduce(src: str, dst: str, op: str) -> str:
+        return (f"  linalg.reduce ins({src} : {s}) outs({dst} : {r}) dimensions = [1]\n"
+                f"    (%x: {t}, %acc: {t}) {{\n      %y = arith.{op} %x, %acc : {t}\n      linalg.yield %y : {t}\n    }}\n")
+
+    def rows(src: str, stat: str, op: str) -> str:
+        return (f"  linalg.generic {maps} ins({src}, {stat} : {s}, {r}) outs(%p : {s}) {{\n"
+                f"  ^bb0(%x: {t}, %z: {t}, %out: {t}):\n    %y = arith.{op} %x, %z : {t}\n    linalg.yield %y : {t}\n  }}\n")
+
+    return (f"func.func @attention(%q: {q}, %kt: {kt}, %v: {v}, %o: {o}) {{\n"
+            f"  %s = memref.alloc() : {s}\n  %p = memref.alloc() : {s}\n"
+            f"  %m = memref.alloc() : {r}\n  %l = memref.alloc() : {r}\n"
+            f"  linalg.matmul ins(%q, %kt : {q}, {kt}) outs(%s : {s})\n" + reduce("%s", "%m", "maximumf")
+            + rows("%s", "%m", "subf") + f"  linalg.exp ins(%p : {s}) outs(%p : {s})\n" + reduce("%p", "%l", "addf")
+            + rows("%p", "%l", "divf") + f"  linalg.matmul ins(%p, %v : {s}, {v}) outs(%o : {o})\n  return\n}}\n")

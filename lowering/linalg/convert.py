@@ -8,7 +8,8 @@ before its function in program order, and a `dan.launch` of that kernel in its p
 the kernel's nodes are in the family's program order (node ids 0, 1, ... in that order),
 its target the pass's. An op that cannot be lowered stays as it is, with a
 `dan.not_lowered` attribute and a `remark:` line on stderr saying why; nothing is
-dropped. Kernel names are `<function>_<family><n>`, unique in the module.
+dropped. An attention pattern the flash family cannot take (extents that do not divide
+into its blocks) gets a remark and its ops lower one by one. Kernel names are `<function>_<family><n>`, unique in the module.
 """
 
 from __future__ import annotations
@@ -93,9 +94,9 @@ class _Lowerer:
                 graph = attention.lower_attention(ops, self.core, self.fresh(func, "attention"))
                 self.place(func, graph, ops, args, "attention")
                 return
-            except NotLowered as e:
-                self.remark(func, op, f"attention pattern: {e}")
-                return
+            except NotLowered as e:  # its ops lower one by one
+                sys.stderr.write(f"remark: attention in @{func.sym_name.data} not lowered as one kernel: {e}; "
+                                 "its ops lower one by one\n")
         if op.name in convolution.OPS:
             ops = convolution.chain(op)
             try:

@@ -1,0 +1,99 @@
+"""`convert-linalg-to-dan` beyond matmul: the attention pattern (FlashAttention_Case0),
+chains of convolutions (Conv_Case0 within dan-gen's deviation), vector ops on ragged
+shapes, what stays with a remark, and stock passes around the lowering."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dan.dialect.model.replay import replay
+from dan.dialect.model.target import CONTEST, load_target
+from dan.lowering.gen.presets import PRESETS
+from dan.lowering.io.graph_files import read_graph
+from dan.passes.dan.cpe.reorder import cpe
+from dan.passes.dan.dlr.layout import dlr
+from dan.passes.dan.mpas.search import mpas
+from tests.linalg_cases import attention_text, canonical, lower
+from tests.shared_data import workload
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _valid(graph, target=CONTEST) -> bool:  # noqa: ANN001
+    plan = cpe(graph, dlr(graph, mpas(graph, target), target), target)
+    return replay(graph, plan, target).valid
+
+
+@pytest.mark.parametrize("text", [(EXAMPLES / "linalg_attention.mlir").read_text(), attention_text(32, 32, 16, 16)])
+def test_attention_is_flash_attention_case0(text: str) -> None:
+    module, (graph,) = lower(text)
+    assert canonical(graph) == canonical(read_graph(workload("FlashAttention_Case0")))
+    assert not [o for o in module.walk() if o.name.startswith("linalg.")]
+
+
+def test_conv_chain_is_within_the_preset_deviation_of_conv_case0() -> None:
+    _, (graph,) = lower((EXAMPLES / "linalg_conv.mlir").read_text())
+    traced = read_graph(workload("Conv_Case0"))
+    for ours, theirs in ((graph.n, traced.n), (sum(map(len, graph.preds)), sum(map(len, traced.preds)))):
+        assert abs(ours - theirs) <= 0.05 * theirs
+    assert PRESETS["Conv_Case0"][0] == "conv"
+
+
+@pytest.mark.parametrize("sq,skv,d,t", [(16, 40, 8, "f16"), (8, 8, 8, "f32")])
+def test_other_attention_shapes_plan_valid(sq: int, skv: int, d: int, t: str) -> None:
+    _, graphs = lower(attention_text(sq, skv, d, d, t))
+    assert len(graphs) == 1 and _valid(graphs[0])
+
+
+def test_attention_that_does_not_tile_lowers_op_by_op_with_a_remark(capsys: pytest.CaptureFixture[str]) -> None:
+    module, graphs = lower(attention_text(20, 32, 16, 16))
+    assert len(graphs) == 7 and all(_valid(g) for g in graphs)
+    assert "do not divide" in capsys.readouterr().err
+    assert not [o for o in module.walk() if o.name.startswith("linalg.")]
+
+
+def test_elementwise_chain_plans_valid_on_ragged_tiles() -> None:
+    module, graphs = lower((EXAMPLES / "linalg_elementwise.mlir").read_text())
+    assert len(graphs) == 4 and all(_valid(g) for g in graphs)
+    assert [o.lowered.data for o in module.walk() if o.name == "dan.launch"] == [  # type: ignore[attr-defined]
+        "linalg.add", "linalg.exp", "linalg.reduce", "linalg.generic"]
+    ops = {op for g in graphs for op in g.ops}
+    assert {"COPY_IN", "COPY_OUT", "ADD", "EXP", "ROWMAX", "COMPACT", "MUL", "SUB"} <= ops
+
+
+def test_conv_nhwc_and_other_targets() -> None:
+    text = ("func.func @c(%x: memref<1x6x6x16xf16>, %w: memref<3x3x16x16xf16>, %y: memref<1x4x4x16xf16>) {\n"
+            "  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}"
+            " ins(%x, %w : memref<1x6x6x16xf16>, memref<3x3x16x16xf16>) outs(%y : memref<1x4x4x16xf16>)\n"
+            "  return\n}\n")
+    _, (graph,) = lower(text)
+    assert _valid(graph)
+    _, (big,) = lower(text, "ascend910b")
+    assert _valid(big, load_target("ascend910b"))
+
+
+def test_unsupported_ops_stay_with_a_remark(capsys: pytest.CaptureFixture[str]) -> None:
+    text = ("func.func @f(%a: memref<8x8xf16>, %b: memref<8x8xf16>) {\n"
+            "  linalg.transpose ins(%a : memref<8x8xf16>) outs(%b : memref<8x8xf16>) permutation = [1, 0]\n"
+            "  linalg.exp ins(%a : memref<8x8xf16>) outs(%b : memref<8x8xf16>)\n  return\n}\n")
+    module, graphs = lower(text)
+    assert len(graphs) == 1
+    assert "unsupported op linalg.transpose" in capsys.readouterr().err
+    (op,) = [o for o in module.walk() if o.name == "linalg.transpose"]
+    assert "unsupported" in op.attributes["dan.not_lowered"].data
+
+
+def test_stock_passes_run_before_and_after() -> None:
+    from xdsl.transforms import get_all_passes
+
+    from dan.lowering.io.ir_io import context
+
+    module, graphs = lower((EXAMPLES / "linalg_elementwise.mlir").read_text())
+    passes = get_all_passes()
+    for name in ("canonicalize", "cse", "dce"):
+        passes[name]()().apply(context(), module)
+    module.verify()
+    assert len([o for o in module.walk() if o.name == "dan.launch"]) == len(graphs) == 4
+    assert len([o for o in module.walk() if o.name == "dan.kernel"]) == 4
