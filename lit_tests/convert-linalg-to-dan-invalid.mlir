@@ -1,0 +1,60 @@
+// RUN: xdsl-opt %s --split-input-file -p convert-linalg-to-dan 2>%t.err | filecheck %s
+// RUN: filecheck %s --check-prefix=REMARK < %t.err
+// RUN: dan-opt %s --split-input-file -p convert-linalg-to-dan 2>&1 >/dev/null | filecheck %s --check-prefix=REMARK
+// RUN: echo '{"name": "tiny", "capacity": {"L1": 64, "UB": 8, "L0A": 256, "L0B": 256, "L0C": 512}}' > %t.json
+// RUN: xdsl-opt %s --split-input-file -p 'convert-linalg-to-dan{target="%t.json"}' 2>&1 >/dev/null | filecheck %s --check-prefix=TINY
+// RUN: not dan-opt %s --split-input-file -p 'convert-linalg-to-dan{target=nowhere}' 2>&1 | filecheck %s --check-prefix=TARGET
+
+// Test that what the pass cannot lower stays as it is, marked `dan.not_lowered` with
+// the reason, which a `remark:` line on stderr repeats (linalg.transpose prints no
+// attributes: the remark is there): a dynamic shape, an op without a lowering, an
+// element type without a cycle model, and (on a core whose L1 and UB hold almost
+// nothing) a tile larger than its tier. Nothing is dropped; a bad target
+// is a one-line error.
+
+// CHECK:      func.func @dynamic
+// CHECK-NEXT:   linalg.matmul {dan.not_lowered = "dynamic shape memref<?x8xf16> of operand A"}
+// CHECK:      func.func @unsupported
+// CHECK-NEXT:   linalg.transpose ins(%a:memref<8x4xf16>) outs(%b:memref<4x8xf16>) permutation = [1, 0]
+// CHECK:      func.func @f64
+// CHECK-NEXT:   linalg.add
+// CHECK-SAME:     dan.not_lowered = "element type f64 of operand 0 has no cycle model"
+// CHECK-NOT:  dan.kernel
+// CHECK:      {{//}} {{-{5}$}}
+// CHECK:      dan.kernel @small_vector0 attributes {target = #dan.target<contest>}
+
+// REMARK: remark: linalg.matmul in @dynamic stays: dynamic shape memref<?x8xf16> of operand A
+// REMARK: remark: linalg.transpose in @unsupported stays: unsupported op linalg.transpose
+// REMARK: remark: linalg.add in @f64 stays: element type f64 of operand 0 has no cycle model
+
+// TINY: remark: linalg.exp in @small stays: 3 tiles of one element do not fit twice in UB of target 'tiny'
+// TINY: remark: linalg.matmul in @small stays: a tile of 128 bytes does not fit L1 (64 bytes) of target 'tiny'
+
+// TARGET: unknown target 'nowhere'
+
+func.func @dynamic(%a: memref<?x8xf16>, %b: memref<8x8xf16>, %c: memref<?x8xf16>) {
+  linalg.matmul ins(%a, %b : memref<?x8xf16>, memref<8x8xf16>) outs(%c : memref<?x8xf16>)
+  return
+}
+
+// -----
+
+func.func @unsupported(%a: memref<8x4xf16>, %b: memref<4x8xf16>) {
+  linalg.transpose ins(%a : memref<8x4xf16>) outs(%b : memref<4x8xf16>) permutation = [1, 0]
+  return
+}
+
+// -----
+
+func.func @f64(%a: memref<8xf64>, %b: memref<8xf64>, %c: memref<8xf64>) {
+  linalg.add ins(%a, %b : memref<8xf64>, memref<8xf64>) outs(%c : memref<8xf64>)
+  return
+}
+
+// -----
+
+func.func @small(%a: memref<8x8xf16>, %b: memref<8x8xf16>, %c: memref<8x8xf16>) {
+  linalg.exp ins(%a : memref<8x8xf16>) outs(%b : memref<8x8xf16>)
+  linalg.matmul ins(%a, %b : memref<8x8xf16>, memref<8x8xf16>) outs(%c : memref<8x8xf16>)
+  return
+}
