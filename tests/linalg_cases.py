@@ -71,3 +71,15 @@ def attention_text(sq: int, skv: int, d: int, dv: int, t: str = "f16") -> str:
             f"  linalg.matmul ins(%q, %kt : {q}, {kt}) outs(%s : {s})\n" + reduce("%s", "%m", "maximumf")
             + rows("%s", "%m", "subf") + f"  linalg.exp ins(%p : {s}) outs(%p : {s})\n" + reduce("%p", "%l", "addf")
             + rows("%p", "%l", "divf") + f"  linalg.matmul ins(%p, %v : {s}, {v}) outs(%o : {o})\n  return\n}}\n")
+
+
+def conv_text(n: int, c: int, h: int, w: int, f: int, k: int, layout: str = "nchw") -> str:
+    """One unit-stride convolution without padding of a `k x k` filter, in `layout`."""
+    oh, ow = h - k + 1, w - k + 1
+    if layout == "nchw":
+        x, wt, y = f"memref<{n}x{c}x{h}x{w}xf16>", f"memref<{f}x{c}x{k}x{k}xf16>", f"memref<{n}x{f}x{oh}x{ow}xf16>"
+    else:
+        x, wt, y = f"memref<{n}x{h}x{w}x{c}xf16>", f"memref<{k}x{k}x{c}x{f}xf16>", f"memref<{n}x{oh}x{ow}x{f}xf16>"
+    op = "linalg.conv_2d_nchw_fchw" if layout == "nchw" else "linalg.conv_2d_nhwc_hwcf"
+    return (f"func.func @c(%x: {x}, %w: {wt}, %y: {y}) {{\n  {op} {{dilations = dense<1> : tensor<2xi64>, "
+            f"strides = dense<1> : tensor<2xi64>}} ins(%x, %w : {x}, {wt}) outs(%y : {y})\n  return\n}}\n")

@@ -15,7 +15,7 @@ from dan.lowering.io.graph_files import read_graph
 from dan.passes.dan.cpe.reorder import cpe
 from dan.passes.dan.dlr.layout import dlr
 from dan.passes.dan.mpas.search import mpas
-from tests.linalg_cases import attention_text, canonical, lower
+from tests.linalg_cases import attention_text, canonical, conv_text, lower
 from tests.shared_data import workload
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -63,14 +63,15 @@ def test_elementwise_chain_plans_valid_on_ragged_tiles() -> None:
     assert {"COPY_IN", "COPY_OUT", "ADD", "EXP", "ROWMAX", "COMPACT", "MUL", "SUB"} <= ops
 
 
-def test_conv_nhwc_and_other_targets() -> None:
-    text = ("func.func @c(%x: memref<1x6x6x16xf16>, %w: memref<3x3x16x16xf16>, %y: memref<1x4x4x16xf16>) {\n"
-            "  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}"
-            " ins(%x, %w : memref<1x6x6x16xf16>, memref<3x3x16x16xf16>) outs(%y : memref<1x4x4x16xf16>)\n"
-            "  return\n}\n")
-    _, (graph,) = lower(text)
+@pytest.mark.parametrize("dims", [(1, 3, 10, 10, 16, 3), (1, 20, 7, 5, 12, 3), (2, 64, 16, 16, 64, 3)])
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+def test_other_conv_shapes_plan_valid(dims: tuple[int, ...], layout: str) -> None:
+    _, (graph,) = lower(conv_text(*dims, layout=layout))
     assert _valid(graph)
-    _, (big,) = lower(text, "ascend910b")
+
+
+def test_conv_on_another_target() -> None:
+    _, (big,) = lower(conv_text(1, 16, 6, 6, 16, 3, "nhwc"), "ascend910b")
     assert _valid(big, load_target("ascend910b"))
 
 

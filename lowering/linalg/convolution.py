@@ -4,10 +4,10 @@ one multi-layer kernel launched with (input, each filter, output).
 
 Channels are cut into groups of at most the cube's edge `t` (`cube.cube_edge`); the
 family keeps one channel count through its layers, so a layer changing it is counted
-at the larger. Rows of the output are cut into the fewest spatial blocks whose
-feature-map block (`fmap`: a group's channels x the block's rows x the width x the
-batch, in bytes, from the chain's largest map) passes the family's check; `halo` is
-the blocks a kernel window reaches beyond its own. The family keeps its traced weight
+at the larger. The positions of the chain's largest map (batch x rows x
+width, row-major) are cut into the fewest spatial blocks whose feature-map block
+(`fmap`: a group's channels x the block's positions, in bytes) passes the family's
+check; `halo` is the blocks a kernel window's rows reach beyond its own. The family keeps its traced weight
 blocks (144 bytes, or less with many groups) and adds no residual or depth-to-space
 step: linalg says neither here.
 """
@@ -69,15 +69,16 @@ def lower_conv(ops: list[Operation], core: Core, name: str) -> KernelGraph:
     channels = max(max(c, f) for _, c, _, _, f, _, _ in dims)
     groups = math.ceil(channels / t)
     per_group = math.ceil(channels / groups)
-    n, _, h, wd, _, kh, _ = max(dims, key=lambda d: d[0] * d[2] * d[3])
-    reach = max(d[5] for d in dims) // 2
-    for blocks in range(1, h + 1):
-        rows = math.ceil(h / blocks)
-        halo = 0 if blocks == 1 else math.ceil(reach / rows)
-        shape = ConvShape(len(ops), blocks, groups, halo, per_group * rows * wd * n * e, False, 0)
+    n, _, h, wd, _, _, _ = max(dims, key=lambda d: d[0] * d[2] * d[3])
+    reach = max(d[5] for d in dims) // 2 * wd  # positions a window reaches beyond its own row
+    positions = n * h * wd
+    for blocks in range(1, positions + 1):
+        size = math.ceil(positions / blocks)
+        halo = 0 if blocks == 1 else math.ceil(reach / size)
+        shape = ConvShape(len(ops), blocks, groups, halo, per_group * size * e, False, 0)
         try:
             shape.check()
         except ValueError:
             continue
         return conv(shape, name, core)
-    raise NotLowered(f"no blocking of {channels} channels x {h} rows fits L1 of the conv family")
+    raise NotLowered(f"no blocking of {channels} channels x {positions} positions fits L1 of the conv family")
