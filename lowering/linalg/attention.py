@@ -6,7 +6,7 @@ S = Q KT (`linalg.matmul`), m = row max of S, P = S - m (broadcast along rows), 
 exp(P), l = row sum of E, P' = E / l, O = P' V (`linalg.matmul`), each reading what
 the one before wrote (the reductions and the subtraction read S, the division E).
 Reductions are `linalg.reduce` or a reducing `linalg.generic`, the rest named ops or
-`linalg.generic` (`vector_spec`). Its kernel launches with (Q, KT, V, O).
+`linalg.generic` (`vector.spec`). Its kernel launches with (Q, KT, V, O).
 
 Blocks are square `t x t` with `t` the cube's edge (`cube.cube_edge`): `q_blocks =
 Sq / t`, `kv_blocks = Skv / t`, `d_chunks = D / t`, `v_chunks = Dv / t`, and the score
@@ -24,7 +24,7 @@ from dan.dialect.model.target import Core
 from dan.lowering.gen.flash_attention import FlashShape, flash_attention
 from dan.lowering.linalg.cube import cube_edge
 from dan.lowering.linalg.elements import NotLowered, memref_of
-from dan.lowering.linalg.vector_spec import read_spec
+from dan.lowering.linalg.vector.spec import read_spec
 
 _VECTOR_OPS = ("linalg.reduce", "linalg.generic", "linalg.sub", "linalg.exp")
 

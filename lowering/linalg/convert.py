@@ -1,15 +1,16 @@
 """`convert-linalg-to-dan{target=...}`: static-shape linalg on memrefs into `dan.kernel`s.
 
 Each function's blocks are read in program order. The attention pattern
-(`attention.match`) is tried first at each op, then a chain of convolutions
-(`convolution.chain`); any other linalg op goes to the lowering of its family
-(`LOWERINGS`). A lowered op (or pattern) becomes a `dan.kernel`, inserted
+(`attention.match`) is tried first at each op; otherwise the op's family (`FAMILIES`)
+lowers it with the ops it takes along (a chain of convolutions, a run of fused vector
+ops). A lowered op (or pattern) becomes a `dan.kernel`, inserted
 before its function in program order, and a `dan.launch` of that kernel in its place;
 the kernel's nodes are in the family's program order (node ids 0, 1, ... in that order),
 its target the pass's. An op that cannot be lowered stays as it is, with a
 `dan.not_lowered` attribute and a `remark:` line on stderr saying why; nothing is
 dropped. An attention pattern the flash family cannot take (extents that do not divide
-into its blocks) gets a remark and its ops lower one by one. Kernel names are `<function>_<family><n>`, unique in the module.
+into its blocks) gets a remark and its ops lower one by one. Kernel names are
+`<function>_<family><n>`, unique in the module.
 """
 
 from __future__ import annotations
@@ -31,17 +32,18 @@ from dan.dialect.ir.launch import LaunchOp
 from dan.dialect.model.graph import GraphError, KernelGraph
 from dan.dialect.model.target import Core, TargetError, load_target
 from dan.lowering.io.frontends import as_viewed
-from dan.lowering.linalg import attention, convolution, cube, vector
-from dan.lowering.linalg.elements import NotLowered
+from dan.lowering.linalg import attention, convolution, cube
+from dan.lowering.linalg.elements import Lowered, NotLowered
+from dan.lowering.linalg.vector import kernel as vector
+from dan.lowering.linalg.vector.program import VECTOR_OPS
 
-Lowering = Callable[[Operation, Core, str], KernelGraph]
-
-LOWERINGS: dict[str, tuple[str, Lowering]] = {
-    "linalg.matmul": ("matmul", cube.lower_matmul),
-    **{name: ("vector", vector.lower_vector) for name in vector.OPS},
+FAMILIES: dict[str, Callable[[Operation, Core], Lowered]] = {
+    "linalg.matmul": cube.lowered,
+    **{name: convolution.lowered for name in convolution.OPS},
+    **{name: vector.lowered for name in VECTOR_OPS},
 }
-"""Op name -> (kernel family, lowering) of the ops lowered one at a time (attention
-and chains of convolutions are patterns, tried first)."""
+"""Op name -> what its family makes of it and the ops it takes with it (a chain of
+convolutions, a run of vector ops)."""
 _SKIP = frozenset({"linalg.yield", "linalg.index"})
 
 
@@ -66,7 +68,6 @@ class _Lowerer:
     def __init__(self, module: ModuleOp, core: Core) -> None:
         self.module, self.core = module, core
         self.names = {o.sym_name.data for o in module.walk() if isinstance(getattr(o, "sym_name", None), StringAttr)}
-        self.count: dict[str, int] = {}
 
     def run(self) -> None:
         for func in [o for o in self.module.walk() if isinstance(o, FuncOp)]:
@@ -97,31 +98,23 @@ class _Lowerer:
             except NotLowered as e:  # its ops lower one by one
                 sys.stderr.write(f"remark: attention in @{func.sym_name.data} not lowered as one kernel: {e}; "
                                  "its ops lower one by one\n")
-        if op.name in convolution.OPS:
-            ops = convolution.chain(op)
-            try:
-                graph = convolution.lower_conv(ops, self.core, self.fresh(func, "conv"))
-                self.place(func, graph, ops, convolution.launch_args(ops), op.name)
-            except NotLowered as e:
-                self.remark(func, op, str(e))
-            return
-        family = LOWERINGS.get(op.name)
+        family = FAMILIES.get(op.name)
         if family is None:
             self.remark(func, op, f"unsupported op {op.name}")
             return
         try:
-            graph = family[1](op, self.core, self.fresh(func, family[0]))
-            self.place(func, graph, [op], list(op.operands), op.name)
+            low = family(op, self.core)
+            graph = low.build(self.fresh(func, low.family))
+            self.place(func, graph, low.ops, low.args, "+".join(dict.fromkeys(o.name for o in low.ops)))
         except NotLowered as e:
             self.remark(func, op, str(e))
 
     def fresh(self, func: FuncOp, family: str) -> str:
-        base = f"{func.sym_name.data}_{family}"
-        while True:
-            k = self.count.get(base, 0)
-            self.count[base] = k + 1
-            if f"{base}{k}" not in self.names:
-                return f"{base}{k}"
+        """`<function>_<family><n>` with the least `n` no symbol of the module has."""
+        k = 0
+        while f"{func.sym_name.data}_{family}{k}" in self.names:
+            k += 1
+        return f"{func.sym_name.data}_{family}{k}"
 
     def place(self, func: FuncOp, graph: KernelGraph, ops: list[Operation], args: list, lowered: str) -> None:
         """Check the kernel fits the target, insert it before `func`, launch it in place of `ops`."""

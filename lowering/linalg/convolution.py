@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import math
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from dan.dialect.model.graph import KernelGraph
 from dan.dialect.model.target import Core
 from dan.lowering.gen.conv import ConvShape, conv
 from dan.lowering.linalg.cube import cube_edge
-from dan.lowering.linalg.elements import NotLowered, memref_of
+from dan.lowering.linalg.elements import Lowered, NotLowered, memref_of
 
 OPS = ("linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf")
 
@@ -42,8 +42,11 @@ def chain(op: Operation) -> list[Operation]:
     return ops
 
 
-def launch_args(ops: list[Operation]) -> list[SSAValue]:
-    return [ops[0].operands[0], *(o.operands[1] for o in ops), ops[-1].operands[2]]
+def lowered(op: Operation, core: Core) -> Lowered:
+    """The chain starting at `op`, launched with (input, each filter, output)."""
+    ops = chain(op)
+    args = [ops[0].operands[0], *(o.operands[1] for o in ops), ops[-1].operands[2]]
+    return Lowered("conv", ops, args, lambda name: lower_conv(ops, core, name))
 
 
 def _dims(op: Operation) -> tuple[int, int, int, int, int, int, int]:

@@ -18,7 +18,7 @@ from dan.dialect.model.graph import KernelGraph
 from dan.dialect.model.target import Core
 from dan.lowering.gen.matmul import tiled_matmul
 from dan.lowering.gen.trace import Trace
-from dan.lowering.linalg.elements import ACC_BYTES, NotLowered, capacity, memref_of, tiles
+from dan.lowering.linalg.elements import ACC_BYTES, Lowered, NotLowered, capacity, memref_of, tiles
 
 
 @dataclass(frozen=True)
@@ -70,9 +70,14 @@ def matmul_tiling(m: int, n: int, k: int, in_bytes: int, core: Core) -> MatmulTi
     return MatmulTiling(tiles(m, t), tiles(n, t), tiles(k, t), in_bytes)
 
 
+def lowered(op: Operation, core: Core) -> Lowered:
+    """A `linalg.matmul` on its own, launched with (A, B, C)."""
+    return Lowered("matmul", [op], list(op.operands), lambda name: lower_matmul(op, core, name))
+
+
 def lower_matmul(op: Operation, core: Core, name: str) -> KernelGraph:
     """The kernel of a `linalg.matmul` on static memrefs (A: M x K, B: K x N, C: M x N)."""
-    (a, ta, ea), (b, tb, eb), (c, _, _) = (
+    (a, _, ea), (b, _, eb), (c, _, _) = (
         memref_of(op.operands[0], "operand A"), memref_of(op.operands[1], "operand B"),
         memref_of(op.operands[2], "the output"),
     )

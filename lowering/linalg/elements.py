@@ -8,8 +8,13 @@ unit works on f16/bf16/f32 and 8-to-32-bit integers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import NamedTuple
+
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType, MemRefType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from dan.dialect.model.graph import KernelGraph
 
 ACC_BYTES = 4
 """Bytes of an L0C accumulator element (f32 or i32)."""
@@ -17,6 +22,17 @@ ACC_BYTES = 4
 
 class NotLowered(Exception):
     """Why an op stays as it is (the remark's text)."""
+
+
+class Lowered(NamedTuple):
+    """What a family makes of an op and those it takes with it: the kernel family, the
+    ops the kernel replaces, the memrefs its launch gets, and the builder of the kernel
+    graph by name."""
+
+    family: str
+    ops: list[Operation]
+    args: list[SSAValue]
+    build: Callable[[str], KernelGraph]
 
 
 def element_bytes(t: Attribute) -> int | None:
