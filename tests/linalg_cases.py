@@ -83,3 +83,21 @@ def conv_text(n: int, c: int, h: int, w: int, f: int, k: int, layout: str = "nch
     op = "linalg.conv_2d_nchw_fchw" if layout == "nchw" else "linalg.conv_2d_nhwc_hwcf"
     return (f"func.func @c(%x: {x}, %w: {wt}, %y: {y}) {{\n  {op} {{dilations = dense<1> : tensor<2xi64>, "
             f"strides = dense<1> : tensor<2xi64>}} ins(%x, %w : {x}, {wt}) outs(%y : {y})\n  return\n}}\n")
+
+
+def conv_chain_text(layers: int, residual: set[int], used_after: int | None = None) -> str:
+    """`layers` 1x1 convolutions over 16 channels of a 4x4 map; after layer i in
+    `residual` a `linalg.add` of the value two layers back; with `used_after`, that
+    layer's value is also copied out by a `memref.copy` after the chain."""
+    t, w = "memref<1x16x4x4xf16>", "memref<16x16x1x1xf16>"
+    conv = ("  linalg.conv_2d_nchw_fchw {{dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}}"
+            " ins({x}, %w : {t}, {w}) outs({y} : {t})\n")
+    body, hist = [], ["%x"]
+    for i in range(layers):
+        body.append(f"  %c{i} = memref.alloc() : {t}\n" + conv.format(x=hist[-1], y=f"%c{i}", t=t, w=w))
+        hist.append(f"%c{i}")
+        if i in residual:
+            body.append(f"  %r{i} = memref.alloc() : {t}\n  linalg.add ins(%c{i}, {hist[-3]} : {t}, {t}) outs(%r{i} : {t})\n")
+            hist[-1] = f"%r{i}"
+    tail = f'  "memref.copy"({hist[used_after + 1]}, %y) : ({t}, {t}) -> ()\n' if used_after is not None else ""
+    return f"func.func @f(%x: {t}, %w: {w}, %y: {t}) {{\n" + "".join(body) + tail + "  return\n}\n"

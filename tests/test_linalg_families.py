@@ -15,7 +15,7 @@ from dan.lowering.io.graph_files import read_graph
 from dan.passes.dan.cpe.reorder import cpe
 from dan.passes.dan.dlr.layout import dlr
 from dan.passes.dan.mpas.search import mpas
-from tests.linalg_cases import attention_text, canonical, conv_text, lower
+from tests.linalg_cases import attention_text, canonical, conv_chain_text, conv_text, lower
 from tests.shared_data import workload
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -77,6 +77,20 @@ def test_vector_shapes_plan_valid(rows: int, cols: int, t: str, kernels: int) ->
     """Rows that fit a tile fuse; rows that do not (40 f32, 300 f16) lower op by op in row chunks."""
     _, graphs = lower(_chain(rows, cols, t))
     assert len(graphs) == kernels and all(_valid(g) for g in graphs)
+
+
+@pytest.mark.parametrize("layers,residual,used_after,kernels", [
+    (4, {1, 3}, None, [(4, 4)]),  # residual on every odd layer: CONV_ADDs
+    (3, set(), None, [(3, 0)]),
+    (4, {1}, None, [(3, 2), (1, 0)]),  # layer 3 has no add: the chain stops before it
+    (4, set(), 1, [(2, 0), (2, 0)]),  # layer 1's value is used after: the chain ends there
+])
+def test_conv_chains(layers: int, residual: set[int], used_after: int | None, kernels: list) -> None:
+    """(layers, CONV_ADDs) of each kernel: 16 channels are two groups of one block, so a
+    layer moves four weight tiles and a residual layer's two output groups end in CONV_ADD."""
+    _, graphs = lower(conv_chain_text(layers, residual, used_after))
+    assert [(g.ops.count("MOVE") // 4, g.ops.count("CONV_ADD")) for g in graphs] == kernels
+    assert all(_valid(g) for g in graphs)
 
 
 @pytest.mark.parametrize("dims", [(1, 3, 10, 10, 16, 3), (1, 20, 7, 5, 12, 3), (2, 64, 16, 16, 64, 3)])

@@ -1,6 +1,7 @@
 """Convolutions lowered as the conv family (`gen.conv`): a chain of convolutions of one
-layout, each reading the previous one's output (used by nothing else but deallocs), is
-one multi-layer kernel launched with (input, each filter, output).
+layout (`chain`: each reads the previous layer's value; every second layer may add the
+value two layers back, the family's residual CONV_ADD) is one multi-layer kernel
+launched with (input, each filter, output).
 
 Channels are cut into groups of at most the cube's edge `t` (`cube.cube_edge`); the
 family keeps one channel count through its layers, so a layer changing it is counted
@@ -8,8 +9,7 @@ at the larger. The positions of the chain's largest map (batch x rows x
 width, row-major) are cut into the fewest spatial blocks whose feature-map block
 (`fmap`: a group's channels x the block's positions, in bytes) passes the family's
 check; `halo` is the blocks a kernel window's rows reach beyond its own. The family keeps its traced weight
-blocks (144 bytes, or less with many groups) and adds no residual or depth-to-space
-step: linalg says neither here.
+blocks (144 bytes, or less with many groups); depth-to-space has no linalg op here.
 """
 
 from __future__ import annotations
@@ -27,26 +27,61 @@ from dan.lowering.linalg.elements import Lowered, NotLowered, memref_of
 OPS = ("linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf")
 
 
-def chain(op: Operation) -> list[Operation]:
-    """`op` and the convolutions of its layout that follow it, each reading the previous output."""
-    ops = [op]
+def _next_linalg(op: Operation) -> Operation | None:
     cur = op.next_op
-    while cur is not None:
-        if cur.name.startswith("linalg."):
-            out = ops[-1].operands[2]
-            uses = {u.operation for u in out.uses} - {ops[-1], cur}
-            if cur.name != op.name or cur.operands[0] is not out or any(u.name != "memref.dealloc" for u in uses):
-                break
-            ops.append(cur)
+    while cur is not None and not cur.name.startswith("linalg."):
         cur = cur.next_op
-    return ops
+    return cur
+
+
+def chain(op: Operation) -> tuple[list[Operation], int, bool]:
+    """The chain starting at `op`: its ops, its layer count and whether every second
+    layer adds the value two layers back (`linalg.add`, the family's residual). Each
+    convolution reads the previous layer's value; a residual add follows the
+    convolution of every odd layer (0-based) or of none; an intermediate value is used
+    by nothing outside the chain but deallocs."""
+    ops, ends, flags = [op], [0], []  # ends[k]: index in ops of layer k's last op
+    hist = [op.operands[0], op.operands[2]]  # the input, then each layer's value
+    added = False
+    cur = _next_linalg(op)
+    while cur is not None:
+        odd = len(ends) % 2 == 0  # the last layer's index is odd
+        if cur.name == "linalg.add" and odd and not added and len(hist) >= 3 and \
+                set(cur.operands[:2]) == {hist[-1], hist[-3]} and hist[-1] is not hist[-3]:
+            hist[-1] = cur.operands[2]
+            added = True
+        elif cur.name == op.name and cur.operands[0] is hist[-1]:
+            if odd:
+                flags.append(added)
+            hist.append(cur.operands[2])
+            ends.append(len(ops))
+            added = False
+        else:
+            break
+        ops.append(cur)
+        ends[-1] = len(ops) - 1
+        cur = _next_linalg(cur)
+    if len(ends) % 2 == 0:
+        flags.append(added)
+    layers = len(ends)
+    if flags and any(f != flags[0] for f in flags):  # keep the layers before the first that differs
+        layers = 2 * flags.index(not flags[0]) + 1
+    inside = set(ops[: ends[layers - 1] + 1])
+    for k in range(layers - 1):  # an intermediate used outside ends the chain at its layer
+        values = {o.operands[2] for o in ops[ends[k - 1] + 1 if k else 0: ends[k] + 1]}
+        if any(u.operation not in inside and u.operation.name != "memref.dealloc" for v in values for u in v.uses):
+            layers = k + 1
+            break
+    kept = ops[: ends[layers - 1] + 1]
+    return kept, layers, bool(flags) and flags[0] and layers > 1
 
 
 def lowered(op: Operation, core: Core) -> Lowered:
     """The chain starting at `op`, launched with (input, each filter, output)."""
-    ops = chain(op)
-    args = [ops[0].operands[0], *(o.operands[1] for o in ops), ops[-1].operands[2]]
-    return Lowered("conv", ops, args, lambda name: lower_conv(ops, core, name))
+    ops, _, residual = chain(op)
+    convs = [o for o in ops if o.name in OPS]
+    args = [ops[0].operands[0], *(o.operands[1] for o in convs), ops[-1].operands[2]]
+    return Lowered("conv", ops, args, lambda name: lower_conv(convs, residual, core, name))
 
 
 def _dims(op: Operation) -> tuple[int, int, int, int, int, int, int]:
@@ -65,7 +100,7 @@ def _dims(op: Operation) -> tuple[int, int, int, int, int, int, int]:
     return n, c, h, wd, f, kh, oh
 
 
-def lower_conv(ops: list[Operation], core: Core, name: str) -> KernelGraph:
+def lower_conv(ops: list[Operation], residual: bool, core: Core, name: str) -> KernelGraph:
     dims = [_dims(op) for op in ops]
     e = memref_of(ops[0].operands[0], "the input")[2]
     t = cube_edge(core, e)
@@ -78,7 +113,7 @@ def lower_conv(ops: list[Operation], core: Core, name: str) -> KernelGraph:
     for blocks in range(1, positions + 1):
         size = math.ceil(positions / blocks)
         halo = 0 if blocks == 1 else math.ceil(reach / size)
-        shape = ConvShape(len(ops), blocks, groups, halo, per_group * size * e, False, 0)
+        shape = ConvShape(len(ops), blocks, groups, halo, per_group * size * e, residual, 0)
         try:
             shape.check()
         except ValueError:
