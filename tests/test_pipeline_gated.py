@@ -35,7 +35,14 @@ def test_band_and_gated_orders_are_topological_and_deterministic(graph: KernelGr
     base = band_order(graph, band)
     check_order(graph, base)
     assert band_order(graph, band) == base
-    for options in (GatedOptions(window=16), GatedOptions(window=24, safe=False)):
+    variants = (
+        GatedOptions(window=16),
+        GatedOptions(window=24, safe=False),
+        GatedOptions(window=24, evict=True, safe=False),
+        GatedOptions(window=20, horizon=1000, evict=True, sparse=True, safe=False),
+        GatedOptions(window=16, load_window=48, horizon=1000, safe=False),
+    )
+    for options in variants:
         order = gated_by_due(graph, base, CONTEST, options)
         check_order(graph, order)
         assert gated_by_due(graph, list(base), CONTEST, options) == order
@@ -57,6 +64,8 @@ def test_gated_orders_are_topological_on_random_kernels(graph: KernelGraph) -> N
     check_order(graph, base)
     check_order(graph, gated_by_due(graph, base, CONTEST))
     check_order(graph, gated_order(graph, base, CONTEST, GatedOptions(window=4, safe=False)))
+    check_order(graph, gated_by_due(graph, base, CONTEST, GatedOptions(window=4, load_window=9, horizon=10, evict=True)))
+    check_order(graph, gated_by_due(graph, base, CONTEST, GatedOptions(window=3, sparse=True, evict=True, safe=False)))
 
 
 def test_min_tree_matches_a_list() -> None:
@@ -78,5 +87,7 @@ def test_min_tree_matches_a_list() -> None:
 def test_options_are_checked() -> None:
     with pytest.raises(OptionError):
         GatedOptions(window=0)
+    with pytest.raises(OptionError):
+        GatedOptions(horizon=-1)
     with pytest.raises(OptionError):
         BandOptions(band=0)

@@ -68,18 +68,20 @@ binds only the order-only peak."""
 
 
 GATED = (
+    OrderSpec(BandOptions(2), gated=GatedOptions(window=20, horizon=1000, evict=True, sparse=True, safe=False)),
+    OrderSpec(BandOptions(2), gated=GatedOptions(window=24, evict=True, safe=False)),
+    OrderSpec(BandOptions(2), gated=GatedOptions(window=16, load_window=48, horizon=1000, evict=True, safe=False)),
     OrderSpec(BandOptions(2), gated=GatedOptions(window=16, load_window=48, horizon=1000, safe=False)),
     OrderSpec(BandOptions(3), gated=GatedOptions(window=16, load_window=48, horizon=1000, safe=False)),
     OrderSpec(BandOptions(2), gated=GatedOptions(window=16, safe=False)),
     OrderSpec(BandOptions(2), gated=GatedOptions(window=24, safe=False)),
-    OrderSpec(BandOptions(2), gated=GatedOptions(window=24)),
-    OrderSpec(BandOptions(3), gated=GatedOptions(window=16)),
 )
 """The makespan objective's software-pipelined orders: bands of two or three output
 groups (attention: query rows) issued in time over every pipe, the next blocks' work
-under the current one's as far as the windows and the tiers allow (loads up to 48
-operations ahead but no more than 1,000 cycles before they are due, in the first two);
-with `safe` the schedule also stays completable by the band order within capacity."""
+under the current one's as far as the windows and the tiers allow (with `sparse`, the
+window counts only operations not yet issued; with `evict`, a clean buffer idle beyond
+the window is left for the layout to reload; with a horizon, nothing starts more than
+1,000 cycles before it is due, and loads may then look 48 operations ahead)."""
 
 TIMED = (TimedOptions(),)
 """The timed list schedules the makespan objective applies to its prefetched MPAS

@@ -5,12 +5,18 @@ replay would (each pipe in order; a node starts when its predecessors have finis
 and its pipe is free). Whenever a pipe is free it issues, among its ready operations,
 the one earliest in `priority` (by default the base order) that is *admissible*:
 - it lies fewer than `window` operations of `base` ahead of the first unissued one
-  (`load_window` for an operation fed by ALLOCs alone, a load), and, with due times,
-  it is due at most `horizon` cycles from now;
+  (`load_window` for an operation fed by ALLOCs alone, a load; with `sparse`, fewer
+  than that many operations of `base` before it are unissued, so work issued ahead
+  does not count and a first operation waiting on a long load does not stall the
+  window), and, with due times, it is due at most `horizon` cycles from now;
 - its pending ALLOCs fit in time: the bytes of each tier still held at this moment
   (live, or released by a FREE whose last user has not finished), with those of the
   first unissued operation of `base`, leave room for them, so the layout need not make
-  it wait for a release (an address-reuse edge);
+  it wait for a release (an address-reuse edge). With `evict`, a live clean buffer
+  (DDR holds it) counts only while its next user lies within the window: the layout
+  may drop it and load it again, which on a kernel whose inputs outgrow a tier (the
+  keys and values of attention in L1) is cheaper than stalling the work that needs the
+  room now;
 - with `safe`, its pending ALLOCs keep the state *safe* (`pipeline.slack`): finishing
   the schedule by `base` from here would overflow no tier beyond what `base` itself
   overflows.
@@ -59,6 +65,12 @@ class GatedOptions:
     horizon: int = 1 << 40
     """Cycles: with due times, an operation is issued no earlier than this long before
     it is due (the first unissued operation of base excepted)."""
+    sparse: bool = False
+    """Measure the windows in operations of `base` not yet issued (those issued ahead
+    do not count), not in base positions."""
+    evict: bool = False
+    """Count a live clean buffer (DDR holds a copy) in the room tests only while its
+    next user lies within the window: the layout may reload it."""
     safe: bool = True
     """Admit only operations that keep the state safe (`pipeline.slack`)."""
     fill: int = 100
@@ -126,6 +138,17 @@ class _Schedule:
         self.priority = priority if priority is not None else self.position
 
         self.early = [d - options.horizon for d in due] if due is not None else [0] * n
+        self.evict = options.evict
+        self.sparse = options.sparse
+        self.unissued = [0] * (len(ops) + 1)  # Fenwick tree: 1 per unissued operation
+        for i in range(1, len(ops) + 1):
+            self.unissued[i] += 1
+            j = i + (i & -i)
+            if j <= len(ops):
+                self.unissued[j] += self.unissued[i]
+        self.clean_live: list[list[int]] = [[] for _ in target.capacity]
+        self.users = [sorted(u, key=self.op_rank.__getitem__) for u in graph.buf_uses]
+        self.next_user = [0] * len(graph.buf_uses)
         self.capacity = list(target.capacity)
         self.held = [0] * len(self.capacity)  # live bytes, plus released ones still in use
         self.releases: list[tuple[int, int, int]] = []  # (time, tier, bytes)
@@ -214,7 +237,7 @@ class _Schedule:
             return True
         if now < self.early[v]:
             return False
-        if self.op_rank[v] >= self.op_front + (self.load_window if self.source[v] else self.window):
+        if self._ahead(v) >= (self.load_window if self.source[v] else self.window):
             return False
         allocs = self._pending(v)
         if not allocs:
@@ -227,9 +250,38 @@ class _Schedule:
             for a in self._pending(self.ops[self.op_front]):
                 b = graph.node_bufs[a][0]
                 need[graph.buf_tier[b]] += graph.buf_size[b]
-        if any(need[t] and self.held[t] + need[t] > self.capacity[t] for t in range(len(need))):
+        if any(need[t] and self.held[t] + need[t] + self._kept(t) > self.capacity[t] for t in range(len(need))):
             return False
         return not self.safe or self.slack.fits(self.front, allocs)
+
+    def _ahead(self, v: int) -> int:
+        """How far `v` lies ahead: the unissued operations before it in `base` (with
+        `sparse`), else its distance in operations from the first unissued one."""
+        rank = self.op_rank[v]
+        if not self.sparse:
+            return rank - self.op_front
+        tree, total, i = self.unissued, 0, rank
+        while i > 0:
+            total += tree[i]
+            i -= i & -i
+        return total
+
+    def _kept(self, t: int) -> int:
+        """With `evict`, the bytes of the live clean buffers of tier `t` whose next
+        unissued user lies within the window (the others the layout may reload)."""
+        if not self.evict:
+            return 0
+        graph, done, users, nxt = self.graph, self.done, self.users, self.next_user
+        limit = self.op_front + self.window
+        total = 0
+        for b in self.clean_live[t]:
+            i = nxt[b]
+            while i < len(users[b]) and done[users[b][i]]:
+                i += 1
+            nxt[b] = i
+            if i < len(users[b]) and self.op_rank[users[b][i]] < limit:
+                total += graph.buf_size[b]
+        return total
 
     def _force(self) -> None:
         """Nothing can ever start: issue the first unissued operation of base (it is
@@ -267,13 +319,23 @@ class _Schedule:
         kind = kinds[v]
         if kind == ALLOC:
             b = graph.node_bufs[v][0]
-            self.held[graph.buf_tier[b]] += graph.buf_size[b]
+            if self.evict and graph.buf_clean[b]:
+                self.clean_live[graph.buf_tier[b]].append(b)
+            else:
+                self.held[graph.buf_tier[b]] += graph.buf_size[b]
         elif kind == FREE:
             b = graph.node_bufs[v][0]
+            if self.evict and graph.buf_clean[b]:
+                self.clean_live[graph.buf_tier[b]].remove(b)
+                self.held[graph.buf_tier[b]] += graph.buf_size[b]
             heapq.heappush(self.releases, (finish, graph.buf_tier[b], graph.buf_size[b]))
             heapq.heappush(self.times, finish)
         if kind == OP:
             rank = self.op_rank[v]
+            i = rank + 1
+            while i < len(self.unissued):
+                self.unissued[i] -= 1
+                i += i & -i
             if rank == self.op_front:
                 ops, done = self.ops, self.done
                 while self.op_front < len(ops) and done[ops[self.op_front]]:
