@@ -4,13 +4,14 @@
 // RUN: echo '{"name": "tiny", "capacity": {"L1": 64, "UB": 8, "L0A": 256, "L0B": 256, "L0C": 512}}' > %t.json
 // RUN: xdsl-opt %s --split-input-file -p 'convert-linalg-to-dan{target="%t.json"}' 2>&1 >/dev/null | filecheck %s --check-prefix=TINY
 // RUN: not dan-opt %s --split-input-file -p 'convert-linalg-to-dan{target=nowhere}' 2>&1 | filecheck %s --check-prefix=TARGET
+// RUN: dan-opt %s --split-input-file -p 'convert-linalg-to-dan{max-nodes=10}' 2>&1 >/dev/null | filecheck %s --check-prefix=MAX
 
 // Test that what the pass cannot lower stays as it is, marked `dan.not_lowered` with
 // the reason, which a `remark:` line on stderr repeats (linalg.transpose prints no
 // attributes: the remark is there): a dynamic shape, an op without a lowering, an
 // element type without a cycle model, and (on a core whose L1 and UB hold almost
-// nothing) a tile larger than its tier. Nothing is dropped; a bad target
-// is a one-line error.
+// nothing) a tile larger than its tier; a kernel over `max-nodes` stays too. Nothing
+// is dropped; a bad target is a one-line error.
 
 // CHECK:      func.func @dynamic
 // CHECK-NEXT:   linalg.matmul {dan.not_lowered = "dynamic shape memref<?x8xf16> of operand A"}
@@ -31,6 +32,9 @@
 // TINY: remark: linalg.matmul in @small stays: a tile of 128 bytes does not fit L1 (64 bytes) of target 'tiny'
 
 // TARGET: unknown target 'nowhere'
+
+// MAX: remark: linalg.exp in @small stays: its kernel would have 16 nodes, over max-nodes=10
+// MAX: remark: linalg.matmul in @small stays: its kernel would have 16 nodes, over max-nodes=10
 
 func.func @dynamic(%a: memref<?x8xf16>, %b: memref<8x8xf16>, %c: memref<?x8xf16>) {
   linalg.matmul ins(%a, %b : memref<?x8xf16>, memref<8x8xf16>) outs(%c : memref<?x8xf16>)

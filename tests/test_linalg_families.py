@@ -15,7 +15,7 @@ from dan.lowering.io.graph_files import read_graph
 from dan.passes.dan.cpe.reorder import cpe
 from dan.passes.dan.dlr.layout import dlr
 from dan.passes.dan.mpas.search import mpas
-from tests.linalg_cases import attention_text, canonical, conv_chain_text, conv_text, lower
+from tests.linalg_cases import attention_text, canonical, conv_chain_text, conv_text, lower, matmul_text
 from tests.shared_data import workload
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -128,3 +128,30 @@ def test_stock_passes_run_before_and_after() -> None:
     module.verify()
     assert len([o for o in module.walk() if o.name == "dan.launch"]) == len(graphs) == 1
     assert len([o for o in module.walk() if o.name == "dan.kernel"]) == 1
+
+
+def test_node_counts_come_before_building() -> None:
+    """Each family counts its kernel's nodes from the shape: exactly for the matmul,
+    attention and conv families, at most for a vector program."""
+    from dan.lowering.io.ir_io import parse_module
+    from dan.lowering.linalg import attention
+    from dan.lowering.linalg.convert import FAMILIES
+
+    cases = [(matmul_text(20, 12, 9), True), (attention_text(32, 32, 16, 16), True),
+             (conv_chain_text(4, {1, 3}), True), ((EXAMPLES / "linalg_elementwise.mlir").read_text(), False)]
+    for text, exact in cases:
+        op = next(o for o in parse_module(text).walk() if o.name.startswith("linalg."))
+        found = attention.match(op)
+        low = attention.lowered(*found, CONTEST) if found else FAMILIES[op.name](op, CONTEST)
+        n = low.build("k").n
+        assert low.nodes == n if exact else low.nodes >= n
+
+
+def test_a_kernel_over_max_nodes_stays(capsys: pytest.CaptureFixture[str]) -> None:
+    from dan.lowering.io.ir_io import context, parse_module
+    from dan.lowering.linalg.convert import ConvertLinalgToDanPass
+
+    module = parse_module(matmul_text(100_000, 100_000, 100_000))
+    ConvertLinalgToDanPass(max_nodes=10_000).apply(context(), module)
+    assert "over max-nodes=10,000" in capsys.readouterr().err
+    assert [o.name for o in module.walk() if o.name.startswith("dan.")] == []

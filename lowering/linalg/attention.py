@@ -19,11 +19,10 @@ from __future__ import annotations
 
 from xdsl.ir import Operation, SSAValue
 
-from dan.dialect.model.graph import KernelGraph
 from dan.dialect.model.target import Core
-from dan.lowering.gen.flash_attention import FlashShape, flash_attention
+from dan.lowering.gen.flash_attention import FlashShape, flash_attention, flash_attention_nodes
 from dan.lowering.linalg.cube import cube_edge
-from dan.lowering.linalg.elements import NotLowered, memref_of
+from dan.lowering.linalg.elements import Lowered, NotLowered, memref_of
 from dan.lowering.linalg.vector.spec import read_spec
 
 _VECTOR_OPS = ("linalg.reduce", "linalg.generic", "linalg.sub", "linalg.exp")
@@ -74,7 +73,8 @@ def match(op: Operation) -> tuple[list[Operation], list[SSAValue]] | None:
     return [op, *rest], [q, kt, v, o]
 
 
-def lower_attention(ops: list[Operation], core: Core, name: str) -> KernelGraph:
+def flash_shape(ops: list[Operation], core: Core) -> FlashShape:
+    """The flash-attention shape of the pattern's ops (module docstring)."""
     q, kt, _ = ops[0].operands
     _, v, o = ops[-1].operands
     (sq, d), _, e = memref_of(q, "Q")
@@ -90,4 +90,10 @@ def lower_attention(ops: list[Operation], core: Core, name: str) -> KernelGraph:
         shape.check()
     except ValueError as err:
         raise NotLowered(str(err)) from None
-    return flash_attention(shape, name, core)
+    return shape
+
+
+def lowered(ops: list[Operation], args: list[SSAValue], core: Core) -> Lowered:
+    """The pattern `match` found, as one flash-attention kernel."""
+    shape = flash_shape(ops, core)
+    return Lowered("attention", ops, args, lambda name: flash_attention(shape, name, core), flash_attention_nodes(shape))

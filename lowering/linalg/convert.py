@@ -29,7 +29,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from dan.dialect.ir.kernel.view import build_kernel
 from dan.dialect.ir.launch import LaunchOp
-from dan.dialect.model.graph import GraphError, KernelGraph
+from dan.dialect.model.graph import GraphError
 from dan.dialect.model.target import Core, TargetError, load_target
 from dan.lowering.io.frontends import as_viewed
 from dan.lowering.linalg import attention, convolution, cube
@@ -55,18 +55,20 @@ class ConvertLinalgToDanPass(ModulePass):
 
     target: str = "contest"
     """The core the kernels are tiled for: a preset name or a target JSON file."""
+    max_nodes: int = 1_000_000
+    """An op whose kernel would have more nodes stays, with a remark (`max-nodes`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:
             core = load_target(self.target)
         except TargetError as e:
             raise PassFailedException(f"{self.name}: {e}") from None
-        _Lowerer(op, core).run()
+        _Lowerer(op, core, self.max_nodes).run()
 
 
 class _Lowerer:
-    def __init__(self, module: ModuleOp, core: Core) -> None:
-        self.module, self.core = module, core
+    def __init__(self, module: ModuleOp, core: Core, max_nodes: int) -> None:
+        self.module, self.core, self.max_nodes = module, core, max_nodes
         self.names = {o.sym_name.data for o in module.walk() if isinstance(getattr(o, "sym_name", None), StringAttr)}
 
     def run(self) -> None:
@@ -90,10 +92,8 @@ class _Lowerer:
     def lower(self, func: FuncOp, op: Operation) -> None:
         found = attention.match(op)
         if found is not None:
-            ops, args = found
             try:
-                graph = attention.lower_attention(ops, self.core, self.fresh(func, "attention"))
-                self.place(func, graph, ops, args, "attention")
+                self.place(func, attention.lowered(*found, self.core), "attention")
                 return
             except NotLowered as e:  # its ops lower one by one
                 sys.stderr.write(f"remark: attention in @{func.sym_name.data} not lowered as one kernel: {e}; "
@@ -104,8 +104,7 @@ class _Lowerer:
             return
         try:
             low = family(op, self.core)
-            graph = low.build(self.fresh(func, low.family))
-            self.place(func, graph, low.ops, low.args, "+".join(dict.fromkeys(o.name for o in low.ops)))
+            self.place(func, low, "+".join(dict.fromkeys(o.name for o in low.ops)))
         except NotLowered as e:
             self.remark(func, op, str(e))
 
@@ -116,9 +115,12 @@ class _Lowerer:
             k += 1
         return f"{func.sym_name.data}_{family}{k}"
 
-    def place(self, func: FuncOp, graph: KernelGraph, ops: list[Operation], args: list, lowered: str) -> None:
-        """Check the kernel fits the target, insert it before `func`, launch it in place of `ops`."""
-        core = self.core
+    def place(self, func: FuncOp, low: Lowered, lowered: str) -> None:
+        """Build the kernel (within `max-nodes`), check it fits the target, insert it
+        before `func` and launch it in place of the ops it lowers."""
+        if low.nodes > self.max_nodes:
+            raise NotLowered(f"its kernel would have {low.nodes:,} nodes, over max-nodes={self.max_nodes:,}")
+        graph, ops, core = low.build(self.fresh(func, low.family)), low.ops, self.core
         for b, size in enumerate(graph.buf_size):
             tier = graph.buf_tier[b]
             if size > core.capacity[tier]:
@@ -130,7 +132,7 @@ class _Lowerer:
             raise NotLowered(str(e)) from None
         self.names.add(graph.name)
         Rewriter.insert_op(kernel, InsertPoint.before(func))
-        Rewriter.insert_op(LaunchOp(graph.name, args, lowered), InsertPoint.before(ops[0]))
+        Rewriter.insert_op(LaunchOp(graph.name, low.args, lowered), InsertPoint.before(ops[0]))
         for o in reversed(ops):
             Rewriter.erase_op(o)
 

@@ -18,9 +18,8 @@ import math
 
 from xdsl.ir import Operation
 
-from dan.dialect.model.graph import KernelGraph
 from dan.dialect.model.target import Core
-from dan.lowering.gen.conv import ConvShape, conv
+from dan.lowering.gen.conv import ConvShape, conv, conv_nodes
 from dan.lowering.linalg.cube import cube_edge
 from dan.lowering.linalg.elements import Lowered, NotLowered, memref_of
 
@@ -81,7 +80,8 @@ def lowered(op: Operation, core: Core) -> Lowered:
     ops, _, residual = chain(op)
     convs = [o for o in ops if o.name in OPS]
     args = [ops[0].operands[0], *(o.operands[1] for o in convs), ops[-1].operands[2]]
-    return Lowered("conv", ops, args, lambda name: lower_conv(convs, residual, core, name))
+    shape = conv_shape(convs, residual, core)
+    return Lowered("conv", ops, args, lambda name: conv(shape, name, core), conv_nodes(shape))
 
 
 def _dims(op: Operation) -> tuple[int, int, int, int, int, int, int]:
@@ -100,7 +100,8 @@ def _dims(op: Operation) -> tuple[int, int, int, int, int, int, int]:
     return n, c, h, wd, f, kh, oh
 
 
-def lower_conv(ops: list[Operation], residual: bool, core: Core, name: str) -> KernelGraph:
+def conv_shape(ops: list[Operation], residual: bool, core: Core) -> ConvShape:
+    """The conv family's shape of a chain's convolutions (module docstring)."""
     dims = [_dims(op) for op in ops]
     e = memref_of(ops[0].operands[0], "the input")[2]
     t = cube_edge(core, e)
@@ -118,5 +119,5 @@ def lower_conv(ops: list[Operation], residual: bool, core: Core, name: str) -> K
             shape.check()
         except ValueError:
             continue
-        return conv(shape, name, core)
+        return shape
     raise NotLowered(f"no blocking of {channels} channels x {positions} positions fits L1 of the conv family")

@@ -16,7 +16,7 @@ from xdsl.ir import Operation
 
 from dan.dialect.model.graph import KernelGraph
 from dan.dialect.model.target import Core
-from dan.lowering.gen.matmul import tiled_matmul
+from dan.lowering.gen.matmul import matmul_nodes, tiled_matmul
 from dan.lowering.gen.trace import Trace
 from dan.lowering.linalg.elements import ACC_BYTES, Lowered, NotLowered, capacity, memref_of, tiles
 
@@ -72,11 +72,19 @@ def matmul_tiling(m: int, n: int, k: int, in_bytes: int, core: Core) -> MatmulTi
 
 def lowered(op: Operation, core: Core) -> Lowered:
     """A `linalg.matmul` on its own, launched with (A, B, C)."""
-    return Lowered("matmul", [op], list(op.operands), lambda name: lower_matmul(op, core, name))
+    tiling = matmul_of(op, core)
+    build = lambda name: _build(tiling, core, name)  # noqa: E731
+    return Lowered("matmul", [op], list(op.operands), build, matmul_nodes(tiling))  # type: ignore[arg-type]
 
 
-def lower_matmul(op: Operation, core: Core, name: str) -> KernelGraph:
-    """The kernel of a `linalg.matmul` on static memrefs (A: M x K, B: K x N, C: M x N)."""
+def _build(tiling: MatmulTiling, core: Core, name: str) -> KernelGraph:
+    trace = Trace()
+    tiled_matmul(trace, tiling)
+    return trace.finish(name, core)
+
+
+def matmul_of(op: Operation, core: Core) -> MatmulTiling:
+    """The tiling of a `linalg.matmul` on static memrefs (A: M x K, B: K x N, C: M x N)."""
     (a, _, ea), (b, _, eb), (c, _, _) = (
         memref_of(op.operands[0], "operand A"), memref_of(op.operands[1], "operand B"),
         memref_of(op.operands[2], "the output"),
@@ -88,9 +96,7 @@ def lower_matmul(op: Operation, core: Core, name: str) -> KernelGraph:
         raise NotLowered("indexing maps other than the plain (m, k) x (k, n) -> (m, n)")
     if min(*a, *b) == 0:
         raise NotLowered("an empty matmul")
-    trace = Trace()
-    tiled_matmul(trace, matmul_tiling(a[0], b[1], a[1], max(ea, eb), core))
-    return trace.finish(name, core)
+    return matmul_tiling(a[0], b[1], a[1], max(ea, eb), core)
 
 
 _DEFAULT_MAPS = [

@@ -26,13 +26,14 @@ class NotLowered(Exception):
 
 class Lowered(NamedTuple):
     """What a family makes of an op and those it takes with it: the kernel family, the
-    ops the kernel replaces, the memrefs its launch gets, and the builder of the kernel
-    graph by name."""
+    ops the kernel replaces, the memrefs its launch gets, the builder of the kernel
+    graph by name, and at most how many nodes it will have (counted without building)."""
 
     family: str
     ops: list[Operation]
     args: list[SSAValue]
     build: Callable[[str], KernelGraph]
+    nodes: int
 
 
 def element_bytes(t: Attribute) -> int | None:

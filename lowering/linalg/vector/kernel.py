@@ -61,18 +61,26 @@ def lowered(op: Operation, core: Core) -> Lowered:
     ops, program = group(op, whole_rows(core))
     outs = outputs(ops, program)
     args = list(dict.fromkeys([v for v, _ in program.inputs] + [v for _, v in outs]))
-    return Lowered("vector", ops, args, lambda name: lower_program(program, outs, core, name))
+    row_tiles, col_tiles = _tiles(program, core)
+    per_chunk = 3 * len(program.inputs) + 12 * len(program.stmts) + len(outs)
+    nodes = len(row_tiles) * len(col_tiles) * per_chunk
+    return Lowered("vector", ops, args, lambda name: lower_program(program, outs, core, name), nodes)
 
 
-def lower_program(program: Program, outs: list[tuple[Ref, SSAValue]], core: Core, name: str) -> KernelGraph:
+def _tiles(program: Program, core: Core) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The row tiles and the chunks of a row (module docstring)."""
     rows, inner = program.space
     if rows * inner == 0:
         raise NotLowered("an empty iteration space")
     e, b = program.element, tile_budget(core, program)
     if inner * e <= b:
-        row_tiles, col_tiles = tiles(rows, b // (inner * e)), (inner,)
-    else:
-        row_tiles, col_tiles = tiles(rows, 1), tiles(inner, max(b // e, 1))
+        return tiles(rows, b // (inner * e)), (inner,)
+    return tiles(rows, 1), tiles(inner, max(b // e, 1))
+
+
+def lower_program(program: Program, outs: list[tuple[Ref, SSAValue]], core: Core, name: str) -> KernelGraph:
+    row_tiles, col_tiles = _tiles(program, core)
+    e = program.element
     trace = Trace()
     for rr in row_tiles:
         _RowTile(trace, program, rr, e).run(col_tiles, [ref for ref, _ in outs])
