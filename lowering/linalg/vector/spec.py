@@ -120,7 +120,7 @@ def _generic(op: Operation) -> Spec:
             other = [v for v in inner.operands if v is not acc]
             refs[inner.results[0]] = _ref(refs, other[0]) if other else ("in", 0)
             continue
-        if acc in inner.operands and not reduce:
+        if acc in inner.operands and not reduce and acc not in refs:
             inputs.append((outs[0], "full"))
             refs[acc] = ("in", len(inputs) - 1)
         steps.append((name, [_ref(refs, v) for v in inner.operands]))
