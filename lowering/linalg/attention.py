@@ -1,12 +1,15 @@
 """Attention written in linalg, recognised and lowered as the flash-attention family
 (`gen.flash_attention`: blocked over the key/value blocks with a running max and sum).
 
-The pattern is seven consecutive linalg ops of one block (other ops may sit between):
+The pattern is seven consecutive linalg ops of one block:
 S = Q KT (`linalg.matmul`), m = row max of S, P = S - m (broadcast along rows), E =
 exp(P), l = row sum of E, P' = E / l, O = P' V (`linalg.matmul`), each reading what
 the one before wrote (the reductions and the subtraction read S, the division E).
 Reductions are `linalg.reduce` or a reducing `linalg.generic`, the rest named ops or
-`linalg.generic` (`vector.spec`). Its kernel launches with (Q, KT, V, O).
+`linalg.generic` (`vector.spec`); only allocations and constants may sit between.
+The scores and probabilities must not outlive the pattern (the kernel keeps them in
+UB); the kernel launches with (Q, KT, V, O), and the row max and sum when they do
+(the family copies them out).
 
 Blocks are square `t x t` with `t` the cube's edge (`cube.cube_edge`): `q_blocks =
 Sq / t`, `kv_blocks = Skv / t`, `d_chunks = D / t`, `v_chunks = Dv / t`, and the score
@@ -29,13 +32,23 @@ _VECTOR_OPS = ("linalg.reduce", "linalg.generic", "linalg.sub", "linalg.exp")
 
 
 def _next_linalg(op: Operation, count: int) -> list[Operation]:
+    """Up to `count` linalg ops after `op`, with only allocations and constants between."""
     found: list[Operation] = []
     cur = op.next_op
     while cur is not None and len(found) < count:
         if cur.name.startswith("linalg."):
             found.append(cur)
+        elif cur.name not in ("memref.alloc", "arith.constant"):
+            break
         cur = cur.next_op
     return found
+
+
+def _leaves(value: SSAValue, ops: list[Operation]) -> bool:
+    """The value outlives the pattern: not a local allocation, or used after it other
+    than by a dealloc."""
+    local = isinstance(value.owner, Operation) and value.owner.name == "memref.alloc"
+    return not local or any(u.operation not in ops and u.operation.name != "memref.dealloc" for u in value.uses)
 
 
 def _vector(op: Operation, steps: list[str], reduce: str | None, reads: SSAValue) -> SSAValue | None:
@@ -52,8 +65,8 @@ def _vector(op: Operation, steps: list[str], reduce: str | None, reads: SSAValue
 
 
 def match(op: Operation) -> tuple[list[Operation], list[SSAValue]] | None:
-    """The pattern's ops starting at `op` and the launch arguments (Q, KT, V, O); None
-    when `op` does not start the pattern."""
+    """The pattern's ops starting at `op` and the launch arguments; None when `op` does
+    not start the pattern."""
     if op.name != "linalg.matmul":
         return None
     rest = _next_linalg(op, 6)
@@ -69,8 +82,11 @@ def match(op: Operation) -> tuple[list[Operation], list[SSAValue]] | None:
         return None
     if read_spec(rest[1]).inputs[1][0] is not m or read_spec(rest[4]).inputs[1][0] is not l_:
         return None
+    ops = [op, *rest]
+    if any(_leaves(x, ops) for x in {s, p, e, pn}):  # the kernel keeps scores and probabilities in UB
+        return None
     _, v, o = rest[5].operands
-    return [op, *rest], [q, kt, v, o]
+    return ops, [q, kt, v, o, *(x for x in (m, l_) if _leaves(x, ops))]
 
 
 def flash_shape(ops: list[Operation], core: Core) -> FlashShape:
