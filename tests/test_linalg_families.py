@@ -164,3 +164,18 @@ def test_attention_whose_scores_outlive_it_lowers_op_by_op() -> None:
                                                    "%o: memref<32x16xf16>, %s: memref<32x32xf16>) {\n")
     _, graphs = lower(text)
     assert [g.name for g in graphs] == ["attention_matmul0", "attention_vector0", "attention_matmul1"]
+
+
+@pytest.mark.parametrize("case,text", [
+    ("Matmul_Case0", matmul_text(64, 64, 64)),
+    ("FlashAttention_Case0", (EXAMPLES / "linalg_attention.mlir").read_text()),
+])
+def test_lowered_kernels_plan_like_the_traced_ones(case: str, text: str) -> None:
+    """Node for node the traced graph (ids in program order), so MPAS, DLR and CPE give
+    the traced graph's plan."""
+    from dan.lowering.io.frontends import as_viewed
+
+    _, (graph,) = lower(text)
+    traced, _ = as_viewed(read_graph(workload(case)))
+    plans = [cpe(g, dlr(g, mpas(g, CONTEST), CONTEST), CONTEST) for g in (graph, traced)]
+    assert plans[0] == plans[1]
