@@ -6,8 +6,8 @@
 // order (per C tile: the L0C accumulator, per k step the L1 loads on MTE2, the L0A/L0B
 // moves on MTE1 and the MATMUL on CUBE, then the FIXP copy-out), tiled 8x8 for f16 on
 // the contest core (128-byte tiles, 256-byte f32 accumulators), and that the function
-// keeps a dan.launch of it where the matmul stood. A ragged shape gets ragged tiles;
-// a larger core takes one tile.
+// keeps a dan.launch of it where the matmul stood. A ragged shape gets ragged tiles,
+// a larger core takes one tile, a batched matmul runs its matmuls in turn.
 
 // CHECK:      dan.kernel @mm_matmul0 attributes {target = #dan.target<contest>} {
 // CHECK-NEXT:   %b0, %t0 = dan.alloc {id = 0, buf = 0} : !dan.buf<L0C, 256>
@@ -50,5 +50,30 @@ func.func @mm(%a: memref<8x16xf16>, %b: memref<16x8xf16>, %c: memref<8x8xf16>) {
 
 func.func @ragged(%a: memref<10x8xf32>, %b: memref<8x12xf32>, %c: memref<10x12xf32>) {
   linalg.matmul ins(%a, %b : memref<10x8xf32>, memref<8x12xf32>) outs(%c : memref<10x12xf32>)
+  return
+}
+
+// -----
+
+// A batched matmul written as a linalg.generic (batch, m, n parallel; k reduction;
+// the body a multiply and an add into the output) runs its three matmuls in turn in
+// one kernel: 3 x (2 row tiles x 3 k steps) MATMULs.
+
+// CHECK-LABEL: dan.kernel @bmm_matmul0
+// CHECK-COUNT-18: dan.compute "MATMUL" on CUBE cycles(128)
+// CHECK-NOT:     "MATMUL"
+// CHECK:         dan.launch @bmm_matmul0(%x, %y, %z) {lowered = "linalg.generic"}
+
+#a = affine_map<(b, m, n, k) -> (b, m, k)>
+#b = affine_map<(b, m, n, k) -> (b, k, n)>
+#c = affine_map<(b, m, n, k) -> (b, m, n)>
+func.func @bmm(%x: memref<3x16x24xf16>, %y: memref<3x24x8xf16>, %z: memref<3x16x8xf16>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %y : memref<3x16x24xf16>, memref<3x24x8xf16>) outs(%z : memref<3x16x8xf16>) {
+  ^bb0(%p: f16, %q: f16, %acc: f16):
+    %m = arith.mulf %p, %q : f16
+    %s = arith.addf %acc, %m : f16
+    linalg.yield %s : f16
+  }
   return
 }

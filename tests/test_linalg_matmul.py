@@ -64,3 +64,33 @@ def test_what_stays_has_a_remark(text: str, why: str, capsys: pytest.CaptureFixt
     (op,) = [o for o in module.walk() if o.name == "linalg.matmul"]
     assert why in op.attributes["dan.not_lowered"].data
     assert why in capsys.readouterr().err
+
+
+def _generic_matmul(batch: tuple[int, ...], m: int, k: int, n: int) -> str:
+    dims = [f"d{i}" for i in range(len(batch) + 3)]
+    b, (dm, dn, dk) = dims[: len(batch)], dims[len(batch):]
+    amap = lambda *r: f"affine_map<({', '.join(dims)}) -> ({', '.join([*b, *r])})>"  # noqa: E731
+    pre = "".join(f"{x}x" for x in batch)
+    ta, tb, tc = f"memref<{pre}{m}x{k}xf16>", f"memref<{pre}{k}x{n}xf16>", f"memref<{pre}{m}x{n}xf16>"
+    iters = ", ".join(['"parallel"'] * (len(dims) - 1) + ['"reduction"'])
+    return (f"func.func @mm(%a: {ta}, %b: {tb}, %c: {tc}) {{\n"
+            f"  linalg.generic {{indexing_maps = [{amap(dm, dk)}, {amap(dk, dn)}, {amap(dm, dn)}], iterator_types = [{iters}]}}"
+            f" ins(%a, %b : {ta}, {tb}) outs(%c : {tc}) {{\n  ^bb0(%x: f16, %y: f16, %z: f16):\n"
+            "    %p = arith.mulf %x, %y : f16\n    %s = arith.addf %z, %p : f16\n    linalg.yield %s : f16\n  }\n"
+            "  return\n}\n")
+
+
+def test_a_matmul_generic_is_the_matmul() -> None:
+    _, (named,) = lower(matmul_text(20, 12, 9))
+    _, (generic,) = lower(_generic_matmul((), 20, 12, 9))
+    assert (named.ops, named.cycles, named.buf_size, named.preds) == (generic.ops, generic.cycles, generic.buf_size,
+                                                                      generic.preds)
+
+
+def test_a_batched_matmul_runs_its_matmuls_in_turn() -> None:
+    _, (one,) = lower(matmul_text(16, 24, 8))
+    module, (batched,) = lower(_generic_matmul((2, 3), 16, 24, 8))
+    assert batched.n == 6 * one.n and batched.ops.count("MATMUL") == 6 * one.ops.count("MATMUL")
+    assert [o.name for o in module.walk() if o.name.startswith("linalg.")] == []
+    plan = cpe(batched, dlr(batched, mpas(batched, CONTEST), CONTEST), CONTEST)
+    assert replay(batched, plan, CONTEST).valid

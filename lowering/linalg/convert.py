@@ -37,10 +37,16 @@ from dan.lowering.linalg.elements import Lowered, NotLowered
 from dan.lowering.linalg.vector import kernel as vector
 from dan.lowering.linalg.vector.program import VECTOR_OPS
 
+def _generic(op: Operation, core: Core) -> Lowered:
+    """A `linalg.generic` that is a (batched) matmul goes to the cube, any other to the vector unit."""
+    return cube.lowered(op, core) if cube.batch_rank(op) is not None else vector.lowered(op, core)
+
+
 FAMILIES: dict[str, Callable[[Operation, Core], Lowered]] = {
     "linalg.matmul": cube.lowered,
     **{name: convolution.lowered for name in convolution.OPS},
     **{name: vector.lowered for name in VECTOR_OPS},
+    "linalg.generic": _generic,
 }
 """Op name -> what its family makes of it and the ops it takes with it (a chain of
 convolutions, a run of vector ops)."""

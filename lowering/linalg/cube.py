@@ -1,5 +1,6 @@
-"""`linalg.matmul` on the cube: its tile grid, handed to the matmul family
-(`dan.lowering.gen.matmul.tiled_matmul`, the order and cycle model `dan-gen` uses).
+"""`linalg.matmul` (and a `linalg.generic` that is a batched matmul) on the cube: its
+tile grid, handed to the matmul family (`dan.lowering.gen.matmul.tiled_matmul`, the
+order and cycle model `dan-gen` uses).
 
 Tiles are square, `t x t` elements with `t` the largest power of two whose operand
 tile fits twice in L0A and in L0B and whose 4-byte accumulator fits twice in L0C
@@ -71,32 +72,69 @@ def matmul_tiling(m: int, n: int, k: int, in_bytes: int, core: Core) -> MatmulTi
 
 
 def lowered(op: Operation, core: Core) -> Lowered:
-    """A `linalg.matmul` on its own, launched with (A, B, C)."""
-    tiling = matmul_of(op, core)
-    build = lambda name: _build(tiling, core, name)  # noqa: E731
-    return Lowered("matmul", [op], list(op.operands), build, matmul_nodes(tiling))  # type: ignore[arg-type]
+    """A `linalg.matmul`, or a `linalg.generic` that is a (batched) matmul
+    (`batch_rank`), on its own, launched with (A, B, C); a batch is its matmuls in
+    turn, in row-major batch order, each tiled alike."""
+    tiling, batches = matmul_of(op, core)
+
+    def build(name: str) -> KernelGraph:
+        trace = Trace()
+        for _ in range(batches):
+            tiled_matmul(trace, tiling)
+        return trace.finish(name, core)
+
+    return Lowered("matmul", [op], list(op.operands), build, batches * matmul_nodes(tiling))  # type: ignore[arg-type]
 
 
-def _build(tiling: MatmulTiling, core: Core, name: str) -> KernelGraph:
-    trace = Trace()
-    tiled_matmul(trace, tiling)
-    return trace.finish(name, core)
+def batch_rank(op: Operation) -> int | None:
+    """The batch dimensions of a `linalg.generic` computing C[.., m, n] += A[.., m, k] *
+    B[.., k, n] (parallel iterators, the last a reduction; the body a multiply and an
+    add into the output); None when it is something else."""
+    if op.name != "linalg.generic" or len(op.operands) != 3 or op.results:
+        return None
+    iters = [str(it.data) for it in op.iterator_types]  # type: ignore[attr-defined]
+    r = len(iters)
+    nb = r - 3
+    if nb < 0 or iters != ["parallel"] * (r - 1) + ["reduction"]:
+        return None
+    batch = [f"d{i}" for i in range(nb)]
+    m, n, k = f"d{nb}", f"d{nb + 1}", f"d{nb + 2}"
+    want = [batch + [m, k], batch + [k, n], batch + [m, n]]
+    if [[str(x) for x in mp.data.results] for mp in op.indexing_maps] != want:  # type: ignore[attr-defined]
+        return None
+    block = op.regions[0].block
+    body = list(block.ops)
+    if len(body) != 3 or body[0].name not in ("arith.mulf", "arith.muli") or \
+            body[1].name not in ("arith.addf", "arith.addi"):
+        return None
+    a, b, acc = block.args
+    mul, add = body[0], body[1]
+    if set(mul.operands) != {a, b} or set(add.operands) != {mul.results[0], acc} or body[2].operands[0] is not add.results[0]:
+        return None
+    return nb
 
 
-def matmul_of(op: Operation, core: Core) -> MatmulTiling:
-    """The tiling of a `linalg.matmul` on static memrefs (A: M x K, B: K x N, C: M x N)."""
+def matmul_of(op: Operation, core: Core) -> tuple[MatmulTiling, int]:
+    """The tiling of a (batched) matmul on static memrefs (A: .. x M x K, B: .. x K x N,
+    C: .. x M x N) and its number of batches."""
+    nb = 0 if op.name == "linalg.matmul" else batch_rank(op)
+    if nb is None:
+        raise NotLowered("not a matmul")
     (a, _, ea), (b, _, eb), (c, _, _) = (
         memref_of(op.operands[0], "operand A"), memref_of(op.operands[1], "operand B"),
         memref_of(op.operands[2], "the output"),
     )
-    if len(a) != 2 or len(b) != 2 or len(c) != 2 or a[1] != b[0] or (a[0], b[1]) != c:
+    if not len(a) == len(b) == len(c) == nb + 2 or a[:nb] != b[:nb] or a[:nb] != c[:nb] or a[-1] != b[-2] \
+            or (a[-2], b[-1]) != c[-2:]:
         raise NotLowered(f"shapes {a} x {b} -> {c} are not an M x K by K x N matmul")
-    maps = getattr(op, "indexing_maps", None)
-    if maps is not None and [str(m) for m in maps] != _DEFAULT_MAPS:
+    if op.name == "linalg.matmul" and [str(m) for m in op.indexing_maps] != _DEFAULT_MAPS:  # type: ignore[attr-defined]
         raise NotLowered("indexing maps other than the plain (m, k) x (k, n) -> (m, n)")
     if min(*a, *b) == 0:
         raise NotLowered("an empty matmul")
-    return matmul_tiling(a[0], b[1], a[1], max(ea, eb), core)
+    batches = 1
+    for d in a[:nb]:
+        batches *= d
+    return matmul_tiling(a[-2], b[-1], a[-1], max(ea, eb), core), batches
 
 
 _DEFAULT_MAPS = [
