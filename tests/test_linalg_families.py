@@ -72,9 +72,9 @@ def _chain(rows: int, cols: int, t: str) -> str:
             f"  linalg.sub ins(%s, %a : {ty}, {ty}) outs(%c : {ty})\n  memref.dealloc %s : {ty}\n  return\n}}\n")
 
 
-@pytest.mark.parametrize("rows,cols,t,kernels", [(7, 5, "f16", 1), (3, 10, "f32", 1), (3, 40, "f32", 3), (5, 300, "f16", 3), (1, 1, "f32", 1)])
+@pytest.mark.parametrize("rows,cols,t,kernels", [(7, 5, "f16", 1), (3, 10, "f32", 1), (3, 40, "f32", 1), (5, 300, "f16", 1), (1, 1, "f32", 1)])
 def test_vector_shapes_plan_valid(rows: int, cols: int, t: str, kernels: int) -> None:
-    """Rows that fit a tile fuse; rows that do not (40 f32, 300 f16) lower op by op in row chunks."""
+    """An elementwise chain fuses, in row chunks where a row does not fit a tile (40 f32, 300 f16)."""
     _, graphs = lower(_chain(rows, cols, t))
     assert len(graphs) == kernels and all(_valid(g) for g in graphs)
 
@@ -103,6 +103,23 @@ def test_other_conv_shapes_plan_valid(dims: tuple[int, ...], layout: str) -> Non
 def test_conv_on_another_target() -> None:
     _, (big,) = lower(conv_text(1, 16, 6, 6, 16, 3, "nhwc"), "ascend910b")
     assert _valid(big, load_target("ascend910b"))
+
+
+@pytest.mark.parametrize("cols,kernels", [(16, 1), (300, 2)])
+def test_a_statistic_read_in_a_run_needs_whole_rows(cols: int, kernels: int) -> None:
+    """Row max then subtract: one kernel when a row fits a tile, else the subtraction
+    starts a kernel of its own (a chunk cannot read its row's whole maximum)."""
+    s, r = f"memref<4x{cols}xf16>", "memref<4xf16>"
+    maps = ('{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, '
+            'affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}')
+    text = (f"func.func @f(%a: {s}, %m: {r}, %y: {s}) {{\n"
+            f"  linalg.reduce ins(%a : {s}) outs(%m : {r}) dimensions = [1]\n"
+            "    (%x: f16, %acc: f16) {\n      %v = arith.maximumf %x, %acc : f16\n      linalg.yield %v : f16\n    }\n"
+            f"  linalg.generic {maps} ins(%a, %m : {s}, {r}) outs(%y : {s}) {{\n"
+            "  ^bb0(%x: f16, %z: f16, %o: f16):\n    %v = arith.subf %x, %z : f16\n    linalg.yield %v : f16\n  }\n"
+            "  return\n}\n")
+    _, graphs = lower(text)
+    assert len(graphs) == kernels and all(_valid(g) for g in graphs)
 
 
 def test_unsupported_ops_stay_with_a_remark(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,10 +1,10 @@
 """The kernel of a vector program (`program.Program`) in UB.
 
 The program's space (rows x last dimension) is cut into tiles of `r` whole rows, or,
-for a single op whose row does not fit, of one row's chunk. The tile budget is the
+when a row does not fit, of one row's chunk. The tile budget is the
 largest power of two `b` bytes such that twice the program's tile-sized buffers
-(`Program.tiles`) fit in UB (double buffering); a fused group needs whole rows in a
-tile. Program order per tile, in row-major tile order: ALLOC the tile's inputs (a
+(`Program.tiles`) fit in UB (double buffering); a program that reads a reduction's
+statistic needs whole rows in a tile. Program order per tile, in row-major tile order: ALLOC the tile's inputs (a
 broadcast row once per row tile), their COPY_INs (MTE2); each statement on VECTOR into
 a fresh UB buffer (a division: REC of the divisor, once per row tile for a row, then
 MUL; a reduction: ROWSUM or ROWMAX of the tile, COMPACT to a row statistic, combined
@@ -43,14 +43,16 @@ def tile_budget(core: Core, program: Program) -> int:
     return b
 
 
-def whole_rows(core: Core) -> Callable[[Program], bool]:
-    """Whether a program's tiles on `core` hold whole rows (a fused group's condition)."""
+def fusable(core: Core) -> Callable[[Program], bool]:
+    """Whether a fused program can be tiled on `core`: a tile of one element fits, and
+    a program reading a reduction's statistic gets whole rows in a tile."""
 
     def fits(program: Program) -> bool:
         try:
-            return program.space[1] * program.element <= tile_budget(core, program)
+            budget = tile_budget(core, program)
         except NotLowered:
             return False
+        return not program.reads_reduction() or program.space[1] * program.element <= budget
 
     return fits
 
@@ -58,7 +60,7 @@ def whole_rows(core: Core) -> Callable[[Program], bool]:
 def lowered(op: Operation, core: Core) -> Lowered:
     """The run of vector ops starting at `op` (`program.group`), launched with the
     memrefs it reads and those whose value leaves it."""
-    ops, program = group(op, whole_rows(core))
+    ops, program = group(op, fusable(core))
     outs = outputs(ops, program)
     args = list(dict.fromkeys([v for v, _ in program.inputs] + [v for _, v in outs]))
     row_tiles, col_tiles = _tiles(program, core)

@@ -9,7 +9,8 @@ op's, reading what the group already wrote from its statements instead of memory
 `group` decides how far a run of ops fuses: ops of one block (only allocations and
 constants between them) over the same rows x last dimension; a memref whose value
 leaves the group (a function argument, or used after it other than by a dealloc) is
-an output and copied out.
+an output and copied out. A statement reading a reduction's statistic needs whole rows
+in a tile.
 """
 
 from __future__ import annotations
@@ -65,6 +66,10 @@ class Program:
             result = ("stmt", len(self.stmts) - 1)
         self.written[spec.output] = result
 
+    def reads_reduction(self) -> bool:
+        """Some statement reads a reduction's statistic (complete only after its row)."""
+        return any(r[0] == "stmt" and self.stmts[r[1]][0] == "reduce" for _, _, refs in self.stmts for r in refs)
+
     def stat(self, ref: Ref) -> bool:
         """The ref names a row statistic (a reduction, or a row input)."""
         if ref[0] == "stmt":
@@ -81,7 +86,7 @@ def flat(space: tuple[int, ...]) -> tuple[int, int]:
 
 def group(op: Operation, fits: object) -> tuple[list[Operation], Program]:
     """`op` and the vector ops that fuse with it, and their program; `fits(program)`
-    says whether a program's tiles still hold whole rows (a fused group needs them)."""
+    says whether a program can still be tiled (`kernel.fusable`)."""
     spec = read_spec(op)
     program = Program(flat(spec.space), spec.element)
     program.add(spec)
