@@ -196,3 +196,16 @@ def test_lowered_kernels_plan_like_the_traced_ones(case: str, text: str) -> None
     traced, _ = as_viewed(read_graph(workload(case)))
     plans = [cpe(g, dlr(g, mpas(g, CONTEST), CONTEST), CONTEST) for g in (graph, traced)]
     assert plans[0] == plans[1]
+
+
+def test_a_run_launches_where_its_last_op_was() -> None:
+    """An output allocated between the run's ops is defined before its launch."""
+    t = "memref<4x8xf16>"
+    text = (f"func.func @f(%a: {t}, %y: {t}) {{\n  %s = memref.alloc() : {t}\n"
+            f"  linalg.add ins(%a, %a : {t}, {t}) outs(%s : {t})\n  %e = memref.alloc() : {t}\n"
+            f"  linalg.exp ins(%s : {t}) outs(%e : {t})\n  \"memref.copy\"(%e, %y) : ({t}, {t}) -> ()\n"
+            "  return\n}\n")
+    module, (graph,) = lower(text)  # verified: %e dominates the launch
+    (launch,) = [o for o in module.walk() if o.name == "dan.launch"]
+    assert [str(a.name_hint) for a in launch.operands] == ["a", "e"]
+    assert graph.ops.count("COPY_OUT") == 1

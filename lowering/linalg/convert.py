@@ -3,9 +3,9 @@
 Each function's blocks are read in program order. The attention pattern
 (`attention.match`) is tried first at each op; otherwise the op's family (`FAMILIES`)
 lowers it with the ops it takes along (a chain of convolutions, a run of fused vector
-ops). A lowered op (or pattern) becomes a `dan.kernel`, inserted
-before its function in program order, and a `dan.launch` of that kernel in its place;
-the kernel's nodes are in the family's program order (node ids 0, 1, ... in that order),
+ops). A lowered op (or group) becomes a `dan.kernel`, inserted before its function in
+program order, and a `dan.launch` of that kernel in its place (at its last op); the
+kernel's nodes are in the family's program order (node ids 0, 1, ... in that order),
 its target the pass's. An op that cannot be lowered stays as it is, with a
 `dan.not_lowered` attribute and a `remark:` line on stderr saying why; nothing is
 dropped. An attention pattern the flash family cannot take (extents that do not divide
@@ -36,6 +36,7 @@ from dan.lowering.linalg import attention, convolution, cube
 from dan.lowering.linalg.elements import Lowered, NotLowered
 from dan.lowering.linalg.vector import kernel as vector
 from dan.lowering.linalg.vector.program import VECTOR_OPS
+
 
 def _generic(op: Operation, core: Core) -> Lowered:
     """A `linalg.generic` that is a (batched) matmul goes to the cube, any other to the vector unit."""
@@ -138,7 +139,8 @@ class _Lowerer:
             raise NotLowered(str(e)) from None
         self.names.add(graph.name)
         Rewriter.insert_op(kernel, InsertPoint.before(func))
-        Rewriter.insert_op(LaunchOp(graph.name, low.args, lowered), InsertPoint.before(ops[0]))
+        # at the last op: only allocations and constants sit between the ops, and may define arguments
+        Rewriter.insert_op(LaunchOp(graph.name, low.args, lowered), InsertPoint.before(ops[-1]))
         for o in reversed(ops):
             Rewriter.erase_op(o)
 

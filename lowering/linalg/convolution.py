@@ -27,8 +27,11 @@ OPS = ("linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf")
 
 
 def _next_linalg(op: Operation) -> Operation | None:
+    """The next linalg op after `op`, with only allocations and constants between."""
     cur = op.next_op
     while cur is not None and not cur.name.startswith("linalg."):
+        if cur.name not in ("memref.alloc", "arith.constant"):
+            return None
         cur = cur.next_op
     return cur
 
