@@ -209,3 +209,18 @@ def test_a_run_launches_where_its_last_op_was() -> None:
     (launch,) = [o for o in module.walk() if o.name == "dan.launch"]
     assert [str(a.name_hint) for a in launch.operands] == ["a", "e"]
     assert graph.ops.count("COPY_OUT") == 1
+
+
+@pytest.mark.parametrize("case,text", [
+    ("Matmul_Case1", matmul_text(128, 128, 128)),
+    ("FlashAttention_Case0", attention_text(32, 32, 16, 16)),
+    ("FlashAttention_Case1", attention_text(64, 64, 16, 16)),
+])
+def test_lowered_kernels_are_the_presets_node_for_node(case: str, text: str) -> None:
+    from dan.lowering.gen.presets import like
+
+    _, (graph,) = lower(text)
+    gen = like(case)
+    assert (graph.ops, graph.pipes, graph.cycles, graph.buf_size, graph.buf_tier) == (
+        gen.ops, gen.pipes, gen.cycles, gen.buf_size, gen.buf_tier)
+    assert [sorted(p) for p in graph.preds] == [sorted(p) for p in gen.preds]
