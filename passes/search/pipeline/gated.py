@@ -123,9 +123,10 @@ class _Schedule:
         n, kinds, preds = graph.n, graph.kinds, graph.preds
         base = tight_order(graph, base)
         self.graph, self.base, self.window = graph, base, options.window
-        self.slack = Slack(graph, base, target, options.fill)
-        self.safe = options.safe
-        self.position = self.slack.position
+        self.slack = Slack(graph, base, target, options.fill) if options.safe else None
+        self.position = [0] * n
+        for q, v in enumerate(base):
+            self.position[v] = q
         self.op_rank = [0] * n  # rank among the base order's operations
         ops = [v for v in base if kinds[v] == OP]
         for r, v in enumerate(ops):
@@ -136,7 +137,6 @@ class _Schedule:
         self.op_front = 0  # rank of the first unissued operation
         self.front = 0  # position of the first unissued node of base
         self.priority = priority if priority is not None else self.position
-
         self.early = [d - options.horizon for d in due] if due is not None else [0] * n
         self.evict = options.evict
         self.sparse = options.sparse
@@ -252,7 +252,7 @@ class _Schedule:
                 need[graph.buf_tier[b]] += graph.buf_size[b]
         if any(need[t] and self.held[t] + need[t] + self._kept(t) > self.capacity[t] for t in range(len(need))):
             return False
-        return not self.safe or self.slack.fits(self.front, allocs)
+        return self.slack is None or self.slack.fits(self.front, allocs)
 
     def _ahead(self, v: int) -> int:
         """How far `v` lies ahead: the unissued operations before it in `base` (with
@@ -268,7 +268,8 @@ class _Schedule:
 
     def _kept(self, t: int) -> int:
         """With `evict`, the bytes of the live clean buffers of tier `t` whose next
-        unissued user lies within the window (the others the layout may reload)."""
+        unissued user lies within `window` base operations of the first unissued one
+        (the others the layout may reload)."""
         if not self.evict:
             return 0
         graph, done, users, nxt = self.graph, self.done, self.users, self.next_user
@@ -315,7 +316,8 @@ class _Schedule:
         kinds = graph.kinds
         self.done[v] = True
         self.order.append(v)
-        self.slack.issued(v)
+        if self.slack is not None:
+            self.slack.issued(v)
         kind = kinds[v]
         if kind == ALLOC:
             b = graph.node_bufs[v][0]
