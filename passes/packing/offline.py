@@ -8,10 +8,10 @@ after the extra spill rounds; the caller then falls back to the online scan.
 Per tier: spills are chosen where live bytes exceed the capacity
 (`dan.passes.packing.spill_choice`), every placement's lifetime is read off the
 plan order (`dan.passes.packing.lifetimes`), and the lifetimes are packed group by
-group (groups no lifetime crosses): the greedy orders first, then an exact solver for
-a group they leave unplaced (with OR-Tools, CP-SAT window by window where full steps
-cut the group, `dan.passes.packing.rolling`; then the time sweep for a tight group,
-else the search, then CP-SAT on the whole group when OR-Tools is installed). Where a group stays unpacked, the tier's capacity for the
+group (groups no lifetime crosses, never skipped for their size): the greedy orders
+first, then the exact solvers in turn for a group they leave unplaced
+(`dan.passes.packing.portfolio.exact_group`: the canonical search, CP-SAT window by
+window, the sweep or skyline search, CP-SAT on the group). Where a group stays unpacked, the tier's capacity for the
 spill choice drops, over the positions of each lifetime the best greedy order left
 unplaced, to the live bytes there minus its size, and the tier's spills are chosen
 again (at most `ROUNDS` times). Sizes and the capacity are counted in units
@@ -21,36 +21,24 @@ counts nodes. Nothing here imports xDSL.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from dan.dialect.model.graph import KernelGraph, Plan
 from dan.dialect.model.target import Core
 from dan.dialect.model.spills import spill_traffics
-from dan.passes.packing.cpsat import cpsat, warn_missing
-from dan.passes.packing.exact import exact
 from dan.passes.packing.heuristic import best_greedy
 from dan.passes.packing.lifetimes import Emitted, emit, touches
-from dan.passes.packing.problem import Packing, Problem, components, max_live
-from dan.passes.packing.rolling import cuts, full_steps, rolling
+from dan.passes.packing.portfolio import exact_group
+from dan.passes.packing.problem import Problem, components, max_live
 from dan.passes.packing.spill_choice import choose_spills, live_bytes
-from dan.passes.packing.sweep import is_tight, sweep
 
 ROUNDS = 6
 """Spill choices tried per tier before giving up on the offline layout (the exact
 solvers run in the first only; later rounds pack greedily)."""
-SEARCH_ITEMS = 400
-"""Groups of more lifetimes than this skip the whole-group solvers (the rolling search
-works on windows and takes any group)."""
-
 MISSING = "dlr{packing=offline} packs without CP-SAT and may keep the online layout (more spills)"
 """What the warning says falls back when OR-Tools cannot be imported."""
-
-Solver = Callable[[Problem, int], Packing]
-"""An exact solver: a problem and a node (or deterministic work) limit."""
-
 
 @dataclass
 class TierReport:
@@ -68,7 +56,7 @@ class TierReport:
 
 
 def offline_layout(graph: KernelGraph, order: list[int], target: Core, alignment: int = 1,
-                   limit: int = 5_000, solver: Solver = exact) -> tuple[Plan, list[TierReport]] | None:
+                   limit: int = 5_000) -> tuple[Plan, list[TierReport]] | None:
     """The offline plan of `order` and a report per tier, or None (see the module docstring)."""
     touched = touches(graph, order)
     a = alignment
@@ -93,7 +81,7 @@ def offline_layout(graph: KernelGraph, order: list[int], target: Core, alignment
         emitted = emit(graph, order, touched, spilled)
         failed = []
         for t in pending:
-            placed, report, unplaced = _pack_tier(emitted, tier_buffers[t], units, caps[t], limit, solver, round_ == 1)
+            placed, report, unplaced = _pack_tier(emitted, tier_buffers[t], units, caps[t], limit, round_ == 1)
             report.tier, report.capacity, report.rounds = target.tiers[t], target.capacity[t], round_
             reports[t] = report
             offsets.update(placed)
@@ -109,11 +97,11 @@ def offline_layout(graph: KernelGraph, order: list[int], target: Core, alignment
 
 
 def _pack_tier(emitted: Emitted, bufs: list[int], units: list[int], capacity: int, limit: int,
-               solver: Solver, search: bool) -> tuple[dict[tuple[int, int], int], TierReport, list[tuple[int, int, int]]]:
+               search: bool) -> tuple[dict[tuple[int, int], int], TierReport, list[tuple[int, int, int]]]:
     """Offsets of the placements `(buffer, j)` of `bufs` (one tier), its report,
     and the lifetimes `(start, end, size)` left unplaced. A group the greedy orders
-    leave unplaced goes to the exact solvers (with `search`): `sweep` when it is tight,
-    else `solver`."""
+    leave unplaced goes to the exact solvers in turn (with `search`;
+    `dan.passes.packing.portfolio.exact_group`)."""
     mine = set(bufs)
     keys = [(b, k) for b, k, _, _ in emitted.placements if b in mine]
     spans = [(s, e) for b, _, s, e in emitted.placements if b in mine]
@@ -125,7 +113,7 @@ def _pack_tier(emitted: Emitted, bufs: list[int], units: list[int], capacity: in
         sub = problem.subproblem(group)
         packing = best_greedy(sub)
         if not packing.proven and search:
-            found = _search(sub, limit, solver, packing.offsets)
+            found = exact_group(sub, limit, packing.offsets, MISSING)
             report.search_nodes += found.nodes
             packing = found if found.proven else packing
         if not packing.proven:
@@ -135,29 +123,6 @@ def _pack_tier(emitted: Emitted, bufs: list[int], units: list[int], capacity: in
         for i, off in zip(group, packing.offsets):
             placed[keys[i]] = off
     return placed, report, unplaced
-
-
-def _search(sub: Problem, limit: int, solver: Solver, hint: list[int]) -> Packing:
-    """The exact solvers on a group the greedy orders leave unplaced: with OR-Tools, the
-    rolling CP-SAT search first when full steps cut the group into windows; then, for
-    groups of at most `SEARCH_ITEMS` lifetimes, `sweep` when every step is full (else
-    `solver`), then CP-SAT on the whole group. Without OR-Tools, warns once
-    (`dan.passes.packing.cpsat.warn_missing`). `nodes` sums the work of every solver run."""
-    spent = 0
-    with_cpsat = warn_missing(MISSING)
-    if with_cpsat and len(cuts(full_steps(sub), max(sub.ends, default=0))) > 2:
-        found = rolling(sub, limit)
-        if found.proven or found.exhausted:
-            return found
-        spent = found.nodes
-    if len(sub) > SEARCH_ITEMS:
-        return Packing([-1] * len(sub), nodes=spent)
-    found = (sweep if is_tight(sub) else solver)(sub, limit)
-    spent += found.nodes
-    if not found.proven and not found.exhausted and with_cpsat:
-        found = cpsat(sub, limit, hint)
-        spent += found.nodes
-    return replace(found, nodes=spent)
 
 
 def _positions(emitted: Emitted, order: list[int], start: int, end: int) -> tuple[int, int]:
