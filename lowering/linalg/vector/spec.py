@@ -77,7 +77,7 @@ def _reduce(op: Operation) -> Spec:
         raise NotLowered(f"reduction over dimensions {dims} of {shape}: only the last dimension reduces")
     body = list(op.regions[0].block.ops)
     combiner = STEPS.get(body[0].name) if len(body) == 2 else None
-    if combiner not in COMBINERS:
+    if combiner not in COMBINERS or set(body[0].operands) != set(op.regions[0].block.args):
         raise NotLowered("the reduction's body is not one add, max or min")
     return Spec(shape, [(src, "full")], [], ("in", 0), combiner, dst, e)
 
@@ -99,6 +99,8 @@ def _generic(op: Operation) -> Spec:
     space = tuple(shapes[kinds.index("full")]) if "full" in kinds else None
     if space is None or len(space) != rank or kinds[-1] != ("row" if reduce else "full"):
         raise NotLowered("indexing maps other than identities and the last dimension dropped")
+    if any(tuple(shape) != (space if kind == "full" else space[:-1]) for shape, kind in zip(shapes, kinds)):
+        raise NotLowered(f"operand shapes {shapes} do not match the iteration space {space}")
     block = op.regions[0].block
     refs: dict[SSAValue, Ref] = {arg: ("in", k) for k, arg in enumerate(block.args[: len(ins)])}
     acc = block.args[len(ins)]
@@ -118,7 +120,9 @@ def _generic(op: Operation) -> Spec:
                 raise NotLowered("the reduction's accumulator is used other than by its last add, max or min")
             combiner = name
             other = [v for v in inner.operands if v is not acc]
-            refs[inner.results[0]] = _ref(refs, other[0]) if other else ("in", 0)
+            if len(other) != 1:
+                raise NotLowered("the reduction's accumulator is combined with itself")
+            refs[inner.results[0]] = _ref(refs, other[0])
             continue
         if acc in inner.operands and not reduce and acc not in refs:
             inputs.append((outs[0], "full"))
