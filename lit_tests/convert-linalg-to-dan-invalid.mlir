@@ -5,13 +5,16 @@
 // RUN: xdsl-opt %s --split-input-file -p 'convert-linalg-to-dan{target="%t.json"}' 2>&1 >/dev/null | filecheck %s --check-prefix=TINY
 // RUN: not dan-opt %s --split-input-file -p 'convert-linalg-to-dan{target=nowhere}' 2>&1 | filecheck %s --check-prefix=TARGET
 // RUN: dan-opt %s --split-input-file -p 'convert-linalg-to-dan{max-nodes=10}' 2>&1 >/dev/null | filecheck %s --check-prefix=MAX
+// RUN: echo '{"name": "nol1", "tiers": ["L2", "UB", "L0A", "L0B", "L0C"], "capacity": {"L2": 4096, "UB": 1024, "L0A": 256, "L0B": 256, "L0C": 512}, "peak_tiers": ["L2", "UB"], "l0_tiers": ["L0A", "L0B", "L0C"]}' > %t.nol1.json
+// RUN: dan-opt %s --split-input-file -p 'convert-linalg-to-dan{target="%t.nol1.json"}' 2>&1 >/dev/null | filecheck %s --check-prefix=NOL1
 
 // Test that what the pass cannot lower stays as it is, marked `dan.not_lowered` with
 // the reason, which a `remark:` line on stderr repeats (linalg.transpose prints no
 // attributes: the remark is there): a dynamic shape, an op without a lowering, an
 // element type without a cycle model, and (on a core whose L1 and UB hold almost
-// nothing) a tile larger than its tier; a kernel over `max-nodes` stays too. Nothing
-// is dropped; a bad target is a one-line error.
+// nothing) a tile larger than its tier; a kernel over `max-nodes` stays too, and so does
+// one whose family needs a tier the target lacks. Nothing is dropped; a bad target is a
+// one-line error.
 
 // CHECK:      func.func @dynamic
 // CHECK-NEXT:   linalg.matmul {dan.not_lowered = "dynamic shape memref<?x8xf16> of operand A"}
@@ -34,6 +37,8 @@
 // TARGET: unknown target 'nowhere'
 
 // MAX: remark: linalg.exp in @small stays: its kernel would have 16 nodes, over max-nodes=10
+
+// NOL1: remark: linalg.matmul in @small stays: target 'nol1': node 1: unknown tier 'L1'
 // MAX: remark: linalg.matmul in @small stays: its kernel would have 16 nodes, over max-nodes=10
 
 func.func @dynamic(%a: memref<?x8xf16>, %b: memref<8x8xf16>, %c: memref<?x8xf16>) {

@@ -127,7 +127,11 @@ class _Lowerer:
         before `func` and launch it in place of the ops it lowers."""
         if low.nodes > self.max_nodes:
             raise NotLowered(f"its kernel would have {low.nodes:,} nodes, over max-nodes={self.max_nodes:,}")
-        graph, ops, core = low.build(self.fresh(func, low.family)), low.ops, self.core
+        ops, core = low.ops, self.core
+        try:
+            graph = low.build(self.fresh(func, low.family))
+        except GraphError as e:  # the target lacks a tier or pipe the family uses
+            raise NotLowered(f"target '{core.name}': {e}") from None
         for b, size in enumerate(graph.buf_size):
             tier = graph.buf_tier[b]
             if size > core.capacity[tier]:
