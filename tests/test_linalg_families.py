@@ -72,7 +72,8 @@ def _chain(rows: int, cols: int, t: str) -> str:
             f"  linalg.sub ins(%s, %a : {ty}, {ty}) outs(%c : {ty})\n  memref.dealloc %s : {ty}\n  return\n}}\n")
 
 
-@pytest.mark.parametrize("rows,cols,t,kernels", [(7, 5, "f16", 1), (3, 10, "f32", 1), (3, 40, "f32", 1), (5, 300, "f16", 1), (1, 1, "f32", 1)])
+@pytest.mark.parametrize("rows,cols,t,kernels", [
+    (7, 5, "f16", 1), (3, 10, "f32", 1), (3, 40, "f32", 1), (5, 300, "f16", 1), (1, 1, "f32", 1)])
 def test_vector_shapes_plan_valid(rows: int, cols: int, t: str, kernels: int) -> None:
     """An elementwise chain fuses, in row chunks where a row does not fit a tile (40 f32, 300 f16)."""
     _, graphs = lower(_chain(rows, cols, t))

@@ -112,4 +112,5 @@ def flash_shape(ops: list[Operation], core: Core) -> FlashShape:
 def lowered(ops: list[Operation], args: list[SSAValue], core: Core) -> Lowered:
     """The pattern `match` found, as one flash-attention kernel."""
     shape = flash_shape(ops, core)
-    return Lowered("attention", ops, args, lambda name: flash_attention(shape, name, core), flash_attention_nodes(shape))
+    build = lambda name: flash_attention(shape, name, core)  # noqa: E731
+    return Lowered("attention", ops, args, build, flash_attention_nodes(shape))

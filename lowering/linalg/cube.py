@@ -109,7 +109,8 @@ def batch_rank(op: Operation) -> int | None:
         return None
     a, b, acc = block.args
     mul, add = body[0], body[1]
-    if set(mul.operands) != {a, b} or set(add.operands) != {mul.results[0], acc} or body[2].operands[0] is not add.results[0]:
+    if set(mul.operands) != {a, b} or set(add.operands) != {mul.results[0], acc} or \
+            body[2].operands[0] is not add.results[0]:
         return None
     return nb
 

@@ -1,16 +1,16 @@
 """The kernel of a vector program (`program.Program`) in UB.
 
 The program's space (rows x last dimension) is cut into tiles of `r` whole rows, or,
-when a row does not fit, of one row's chunk. The tile budget is the
-largest power of two `b` bytes such that twice the program's tile-sized buffers
-(`Program.tiles`) fit in UB (double buffering); a program that reads a reduction's
-statistic needs whole rows in a tile. Program order per tile, in row-major tile order: ALLOC the tile's inputs (a
-broadcast row once per row tile), their COPY_INs (MTE2); each statement on VECTOR into
-a fresh UB buffer (a division: REC of the divisor, once per row tile for a row, then
-MUL; a reduction: ROWSUM or ROWMAX of the tile, COMPACT to a row statistic, combined
-with the row's earlier chunks); the COPY_OUTs (MTE3) of the outputs, a statistic's
-after its row's last chunk. All FREEs come last (`gen.trace`). Cycles are the
-flash-attention family's vector model (`gen.flash_attention`).
+when a row does not fit, of one row's chunk. The tile budget is the largest power of
+two `b` bytes such that twice the program's tile-sized buffers (`Program.tiles`) fit
+in UB (double buffering); a program that reads a reduction's statistic needs whole
+rows in a tile. Program order per tile, in row-major tile order: ALLOC the tile's
+inputs (a broadcast row once per row tile), their COPY_INs (MTE2); each statement on
+VECTOR into a fresh UB buffer (a division: REC of the divisor, once per row tile for a
+row, then MUL; a reduction: ROWSUM or ROWMAX of the tile, COMPACT to a row statistic,
+combined with the row's earlier chunks); the COPY_OUTs (MTE3) of the outputs, a
+statistic's after its row's last chunk. All FREEs come last (`gen.trace`). Cycles are
+the flash-attention family's vector model (`gen.flash_attention`).
 """
 
 from __future__ import annotations
