@@ -1,15 +1,13 @@
 """Band orders and the gated schedule (`dan.passes.search.pipeline`): topological,
-deterministic, and with `safe` never holding more in a tier than its capacity or the
-base order's own peak there."""
+deterministic; the tight order keeps the operations and holds no buffer longer."""
 
 from __future__ import annotations
 
-import random
 
 import pytest
 from hypothesis import given, settings
 
-from dan.dialect.model.graph import KernelGraph, check_order
+from dan.dialect.model.graph import OP, KernelGraph, check_order
 from dan.dialect.model.replay import order_peaks
 from dan.dialect.model.target import CONTEST
 from dan.lowering.gen.flash_attention import FlashShape, flash_attention
@@ -17,7 +15,7 @@ from dan.lowering.gen.matmul import MatmulShape, matmul
 from dan.passes.pipeline.options import OptionError
 from dan.passes.search.pipeline.bands import BandOptions, band_order, sink_groups
 from dan.passes.search.pipeline.gated import GatedOptions, gated_by_due, gated_order
-from dan.passes.search.pipeline.slack import _MinTree, tight_order
+from dan.passes.search.pipeline.tight import tight_order
 from tests.strategies import random_kernels
 
 KERNELS = [flash_attention(FlashShape(3, 4)), flash_attention(FlashShape(3, 3, causal=True)), matmul(MatmulShape(2, 2, 2))]
@@ -37,10 +35,10 @@ def test_band_and_gated_orders_are_topological_and_deterministic(graph: KernelGr
     assert band_order(graph, band) == base
     variants = (
         GatedOptions(window=16),
-        GatedOptions(window=24, safe=False),
-        GatedOptions(window=24, evict=True, safe=False),
-        GatedOptions(window=20, horizon=1000, evict=True, sparse=True, safe=False),
-        GatedOptions(window=16, load_window=48, horizon=1000, safe=False),
+        GatedOptions(window=24),
+        GatedOptions(window=24, evict=True),
+        GatedOptions(window=20, horizon=1000, evict=True, sparse=True),
+        GatedOptions(window=16, load_window=48, horizon=1000),
     )
     for options in variants:
         order = gated_by_due(graph, base, CONTEST, options)
@@ -49,12 +47,13 @@ def test_band_and_gated_orders_are_topological_and_deterministic(graph: KernelGr
 
 
 @pytest.mark.parametrize("graph", KERNELS, ids=lambda g: g.name)
-def test_safe_gated_order_holds_no_more_than_capacity_or_the_base(graph: KernelGraph) -> None:
-    base = tight_order(graph, band_order(graph, 2))
-    _, base_peaks, _ = order_peaks(graph, base, CONTEST)
-    for window in (1, 8, 64):
-        _, peaks, _ = order_peaks(graph, gated_order(graph, base, CONTEST, GatedOptions(window=window)), CONTEST)
-        assert all(p <= max(c, b) for p, c, b in zip(peaks, CONTEST.capacity, base_peaks))
+def test_tight_order_keeps_the_operations_and_holds_no_more(graph: KernelGraph) -> None:
+    base = band_order(graph, 2)
+    tight = tight_order(graph, base)
+    check_order(graph, tight)
+    ops = [v for v in base if graph.kinds[v] == OP]
+    assert [v for v in tight if graph.kinds[v] == OP] == ops
+    assert all(t <= b for t, b in zip(order_peaks(graph, tight, CONTEST)[1], order_peaks(graph, base, CONTEST)[1]))
 
 
 @settings(max_examples=40, deadline=None)
@@ -63,25 +62,9 @@ def test_gated_orders_are_topological_on_random_kernels(graph: KernelGraph) -> N
     base = band_order(graph, 2)
     check_order(graph, base)
     check_order(graph, gated_by_due(graph, base, CONTEST))
-    check_order(graph, gated_order(graph, base, CONTEST, GatedOptions(window=4, safe=False)))
+    check_order(graph, gated_order(graph, base, CONTEST, GatedOptions(window=4)))
     check_order(graph, gated_by_due(graph, base, CONTEST, GatedOptions(window=4, load_window=9, horizon=10, evict=True)))
-    check_order(graph, gated_by_due(graph, base, CONTEST, GatedOptions(window=3, sparse=True, evict=True, safe=False)))
-
-
-def test_min_tree_matches_a_list() -> None:
-    rng = random.Random(7)
-    values = [rng.randint(-50, 50) for _ in range(37)]
-    tree = _MinTree(values)
-    for _ in range(300):
-        lo = rng.randrange(len(values))
-        hi = rng.randrange(lo, len(values))
-        if rng.random() < 0.5:
-            delta = rng.randint(-20, 20)
-            tree.range_add(lo, hi, delta)
-            for q in range(lo, hi + 1):
-                values[q] += delta
-        else:
-            assert tree.range_min(lo, hi) == min(values[lo : hi + 1])
+    check_order(graph, gated_by_due(graph, base, CONTEST, GatedOptions(window=3, sparse=True, evict=True)))
 
 
 def test_options_are_checked() -> None:

@@ -68,13 +68,13 @@ binds only the order-only peak."""
 
 
 GATED = (
-    OrderSpec(BandOptions(2), gated=GatedOptions(window=20, horizon=1000, evict=True, sparse=True, safe=False)),
-    OrderSpec(BandOptions(2), gated=GatedOptions(window=24, evict=True, safe=False)),
-    OrderSpec(BandOptions(2), gated=GatedOptions(window=16, load_window=48, horizon=1000, evict=True, safe=False)),
-    OrderSpec(BandOptions(2), gated=GatedOptions(window=16, load_window=48, horizon=1000, safe=False)),
-    OrderSpec(BandOptions(3), gated=GatedOptions(window=16, load_window=48, horizon=1000, safe=False)),
-    OrderSpec(BandOptions(2), gated=GatedOptions(window=16, safe=False)),
-    OrderSpec(BandOptions(2), gated=GatedOptions(window=24, safe=False)),
+    OrderSpec(BandOptions(2), gated=GatedOptions(window=20, horizon=1000, evict=True, sparse=True)),
+    OrderSpec(BandOptions(2), gated=GatedOptions(window=24, evict=True)),
+    OrderSpec(BandOptions(2), gated=GatedOptions(window=16, load_window=48, horizon=1000, evict=True)),
+    OrderSpec(BandOptions(2), gated=GatedOptions(window=16, load_window=48, horizon=1000)),
+    OrderSpec(BandOptions(3), gated=GatedOptions(window=16, load_window=48, horizon=1000)),
+    OrderSpec(BandOptions(2), gated=GatedOptions(window=16)),
+    OrderSpec(BandOptions(2), gated=GatedOptions(window=24)),
 )
 """The makespan objective's software-pipelined orders: bands of two or three output
 groups (attention: query rows) issued in time over every pipe, the next blocks' work

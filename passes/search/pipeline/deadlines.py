@@ -7,8 +7,7 @@ kernel runs at its pace, so every other pipe's work is scheduled to feed it.
 limits: each pipe issues one operation at a time, when its predecessors have finished
 and the pipe is free, the ready one earliest in `base` first (with a window, only among
 the first `window` operations of `base` not yet issued, which bounds the work in
-flight). Timing the schedule's order by the replay's rule gives the same starts (no
-later ones with a window, where an operation may wait for the window to reach it). A block whose operations wait on work
+flight). A block whose operations wait on work
 of other pipes (on attention: a score block's rescale waits for P V) thus lets the next
 block's ready operations run first: the relaxed schedule is the software pipeline of
 the repeated blocks, in the shape the edges allow.
@@ -16,7 +15,7 @@ the repeated blocks, in the shape the edges allow.
 `latest_starts(graph, targets, pipe)` propagates those start times backwards: a node must
 start by the least latest start of its successors less its own cycles, an operation
 of the busiest pipe by its target. A node with no such successor is due at its
-relaxed start. These are the deadlines the pipelined order issues by.
+relaxed start. These are the deadlines the gated order issues by (`pipeline.gated`).
 
 Invariant: pure functions of the graph and `base`; ties go to `base` positions.
 """

@@ -1,4 +1,4 @@
-"""The gated order: a list schedule in time over every pipe that stays completable in capacity.
+"""The gated order: a list schedule in time over every pipe, gated by windows and room.
 
 `gated_order(graph, base, target, options, priority, due)` times the nodes as the
 replay would (each pipe in order; a node starts when its predecessors have finished
@@ -16,14 +16,10 @@ the one earliest in `priority` (by default the base order) that is *admissible*:
   (DDR holds it) counts only while its next user lies within the window: the layout
   may drop it and load it again, which on a kernel whose inputs outgrow a tier (the
   keys and values of attention in L1) is cheaper than stalling the work that needs the
-  room now;
-- with `safe`, its pending ALLOCs keep the state *safe* (`pipeline.slack`): finishing
-  the schedule by `base` from here would overflow no tier beyond what `base` itself
-  overflows.
+  room now.
 The first unissued operation of `base` is always admissible, so the schedule never
-deadlocks (with `safe`, it never holds more in a tier than its capacity or `base`'s
-own peak there; without, it may overflow where that operation is forced, and the
-layout spills). An operation is issued with its pending ALLOCs; each FREE follows as
+deadlocks (it may overflow a tier where that operation is forced: the layout spills
+there). The schedule starts from `base`'s tight order (`pipeline.tight`). An operation is issued with its pending ALLOCs; each FREE follows as
 soon as its last predecessor is issued. `gated_by_due` issues by due time: the
 latest starts that keep the busiest pipe at the pace of the relaxed schedule of
 `base` (`pipeline.deadlines`).
@@ -48,7 +44,7 @@ from dan.dialect.model.graph import ALLOC, FREE, OP, KernelGraph
 from dan.dialect.model.target import Core
 from dan.passes.pipeline.options import check_at_least
 from dan.passes.search.pipeline.deadlines import busiest_pipe, latest_starts, relaxed_targets
-from dan.passes.search.pipeline.slack import Slack, tight_order
+from dan.passes.search.pipeline.tight import tight_order
 
 LOOK = 8
 """Ready operations per pipe tested for admission, earliest priority first."""
@@ -71,16 +67,11 @@ class GatedOptions:
     evict: bool = False
     """Count a live clean buffer (DDR holds a copy) in the room tests only while its
     next user lies within the window: the layout may reload it."""
-    safe: bool = True
-    """Admit only operations that keep the state safe (`pipeline.slack`)."""
-    fill: int = 100
-    """Percent of each tier's capacity the safe state may fill (>= 1)."""
 
     def __post_init__(self) -> None:
         check_at_least("gated-order", "window", self.window, 1)
         check_at_least("gated-order", "horizon", self.horizon, 0)
         check_at_least("gated-order", "load_window", self.load_window, 0)
-        check_at_least("gated-order", "fill", self.fill, 1)
 
 
 def gated_order(
@@ -123,7 +114,6 @@ class _Schedule:
         n, kinds, preds = graph.n, graph.kinds, graph.preds
         base = tight_order(graph, base)
         self.graph, self.base, self.window = graph, base, options.window
-        self.slack = Slack(graph, base, target, options.fill) if options.safe else None
         self.position = [0] * n
         for q, v in enumerate(base):
             self.position[v] = q
@@ -250,9 +240,7 @@ class _Schedule:
             for a in self._pending(self.ops[self.op_front]):
                 b = graph.node_bufs[a][0]
                 need[graph.buf_tier[b]] += graph.buf_size[b]
-        if any(need[t] and self.held[t] + need[t] + self._kept(t) > self.capacity[t] for t in range(len(need))):
-            return False
-        return self.slack is None or self.slack.fits(self.front, allocs)
+        return not any(need[t] and self.held[t] + need[t] + self._kept(t) > self.capacity[t] for t in range(len(need)))
 
     def _ahead(self, v: int) -> int:
         """How far `v` lies ahead: the unissued operations before it in `base` (with
@@ -316,8 +304,6 @@ class _Schedule:
         kinds = graph.kinds
         self.done[v] = True
         self.order.append(v)
-        if self.slack is not None:
-            self.slack.issued(v)
         kind = kinds[v]
         if kind == ALLOC:
             b = graph.node_bufs[v][0]
