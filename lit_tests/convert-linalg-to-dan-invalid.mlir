@@ -10,8 +10,8 @@
 
 // Test that what the pass cannot lower stays as it is, marked `dan.not_lowered` with
 // the reason, which a `remark:` line on stderr repeats (linalg.transpose prints no
-// attributes: the remark is there): a dynamic shape, an op without a lowering, an
-// element type without a cycle model, and (on a core whose L1 and UB hold almost
+// attributes: the remark is there): a dynamic shape, an op without a lowering, a fill
+// initialising nothing that lowers, an element type without a cycle model, and (on a core whose L1 and UB hold almost
 // nothing) a tile larger than its tier; a kernel over `max-nodes` stays too, and so does
 // one whose family needs a tier the target lacks. Nothing is dropped; a bad target is a
 // one-line error.
@@ -30,6 +30,7 @@
 // REMARK: remark: linalg.matmul in @dynamic stays: dynamic shape memref<?x8xf16> of operand A
 // REMARK: remark: linalg.transpose in @unsupported stays: unsupported op linalg.transpose
 // REMARK: remark: linalg.add in @f64 stays: element type f64 of operand 0 has no cycle model
+// REMARK: remark: linalg.fill in @small stays: a fill lowers only with the matmul, convolution or reduction that accumulates into it
 
 // TINY: remark: linalg.exp in @small stays: 3 tiles of one element do not fit twice in UB of target 'tiny'
 // TINY: remark: linalg.matmul in @small stays: a tile of 128 bytes does not fit L1 (64 bytes) of target 'tiny'
@@ -63,6 +64,8 @@ func.func @f64(%a: memref<8xf64>, %b: memref<8xf64>, %c: memref<8xf64>) {
 // -----
 
 func.func @small(%a: memref<8x8xf16>, %b: memref<8x8xf16>, %c: memref<8x8xf16>) {
+  %one = arith.constant 1.0 : f16
+  linalg.fill ins(%one : f16) outs(%a : memref<8x8xf16>)
   linalg.exp ins(%a : memref<8x8xf16>) outs(%b : memref<8x8xf16>)
   linalg.matmul ins(%a, %b : memref<8x8xf16>, memref<8x8xf16>) outs(%c : memref<8x8xf16>)
   return

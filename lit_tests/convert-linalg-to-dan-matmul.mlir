@@ -77,3 +77,21 @@ func.func @bmm(%x: memref<3x16x24xf16>, %y: memref<3x24x8xf16>, %z: memref<3x16x
   }
   return
 }
+
+// -----
+
+// A fill of the output before the matmul initialises the accumulators, which the
+// family starts without a load: it lowers with the matmul (the constant is left to dce).
+
+// CHECK-LABEL: dan.kernel @filled_matmul0
+// CHECK:       func.func @filled
+// CHECK-NEXT:    %zero = arith.constant 0.000000e+00 : f16
+// CHECK-NEXT:    dan.launch @filled_matmul0(%a, %b, %c) {lowered = "linalg.fill+linalg.matmul"}
+// CHECK-NEXT:    func.return
+
+func.func @filled(%a: memref<8x16xf16>, %b: memref<16x8xf16>, %c: memref<8x8xf16>) {
+  %zero = arith.constant 0.0 : f16
+  linalg.fill ins(%zero : f16) outs(%c : memref<8x8xf16>)
+  linalg.matmul ins(%a, %b : memref<8x16xf16>, memref<16x8xf16>) outs(%c : memref<8x8xf16>)
+  return
+}

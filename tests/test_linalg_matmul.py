@@ -94,3 +94,18 @@ def test_a_batched_matmul_runs_its_matmuls_in_turn() -> None:
     assert [o.name for o in module.walk() if o.name.startswith("linalg.")] == []
     plan = cpe(batched, dlr(batched, mpas(batched, CONTEST), CONTEST), CONTEST)
     assert replay(batched, plan, CONTEST).valid
+
+
+def test_a_zero_fill_before_the_matmul_lowers_with_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """The fill initialises the L0C accumulators, which the family starts without a
+    load: the kernel is Matmul_Case0's; a fill of anything else stays with a remark."""
+    text = matmul_text(64, 64, 64).replace(
+        "  linalg.matmul", "  %z = arith.constant 0.0 : f16\n  linalg.fill ins(%z : f16) outs(%c : memref<64x64xf16>)\n"
+        "  linalg.fill ins(%z : f16) outs(%a : memref<64x64xf16>)\n  linalg.fill ins(%z : f16) outs(%c : memref<64x64xf16>)\n"
+        "  linalg.matmul")
+    module, (graph,) = lower(text)
+    assert canonical(graph) == canonical(read_graph(workload("Matmul_Case0")))
+    (launch,) = [o for o in module.walk() if o.name == "dan.launch"]
+    assert launch.lowered.data == "linalg.fill+linalg.matmul"  # type: ignore[attr-defined]
+    assert len([o for o in module.walk() if o.name == "linalg.fill"]) == 2
+    assert capsys.readouterr().err.count("a fill lowers only with") == 2

@@ -64,9 +64,9 @@ def _vector(op: Operation, steps: list[str], reduce: str | None, reads: SSAValue
     return spec.output
 
 
-def match(op: Operation) -> tuple[list[Operation], list[SSAValue]] | None:
+def match(op: Operation, before: tuple[Operation, ...] = ()) -> tuple[list[Operation], list[SSAValue]] | None:
     """The pattern's ops starting at `op` and the launch arguments; None when `op` does
-    not start the pattern."""
+    not start the pattern. Uses by `before` (ops lowered with it) count as the pattern's."""
     if op.name != "linalg.matmul":
         return None
     rest = _next_linalg(op, 6)
@@ -83,7 +83,7 @@ def match(op: Operation) -> tuple[list[Operation], list[SSAValue]] | None:
     if read_spec(rest[1]).inputs[1][0] is not m or read_spec(rest[4]).inputs[1][0] is not l_:
         return None
     ops = [op, *rest]
-    if any(_leaves(x, ops) for x in {s, p, e, pn}):  # the kernel keeps scores and probabilities in UB
+    if any(_leaves(x, [*before, *ops]) for x in {s, p, e, pn}):  # the kernel keeps scores and probabilities in UB
         return None
     _, v, o = rest[5].operands
     return ops, [q, kt, v, o, *(x for x in (m, l_) if _leaves(x, ops))]

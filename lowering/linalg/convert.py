@@ -43,14 +43,37 @@ def _generic(op: Operation, core: Core) -> Lowered:
     return cube.lowered(op, core) if cube.batch_rank(op) is not None else vector.lowered(op, core)
 
 
+def _fill(op: Operation, core: Core) -> Lowered:
+    """A `linalg.fill` of the memref the next op accumulates into (a matmul, a
+    convolution or a reduction, with only allocations and constants between) lowers
+    with that op: it initialises the accumulator, which the families start without a
+    load. A fill on its own has no kernel."""
+    nxt = op.next_op
+    while nxt is not None and nxt.name in ("memref.alloc", "arith.constant"):
+        nxt = nxt.next_op
+    accumulates = nxt is not None and (nxt.name in _ACCUMULATE or cube.batch_rank(nxt) is not None)
+    if not accumulates or nxt.operands[-1] is not op.operands[-1]:  # type: ignore[union-attr]
+        raise NotLowered("a fill lowers only with the matmul, convolution or reduction that accumulates into it")
+    found = attention.match(nxt, (op,))  # type: ignore[arg-type]
+    try:
+        low = attention.lowered(*found, core) if found is not None else None
+    except NotLowered:
+        low = None
+    low = low or FAMILIES[nxt.name](nxt, core)  # type: ignore[union-attr]
+    return low._replace(ops=[op, *low.ops])
+
+
+_ACCUMULATE = ("linalg.matmul", "linalg.reduce", *convolution.OPS)
+
 FAMILIES: dict[str, Callable[[Operation, Core], Lowered]] = {
     "linalg.matmul": cube.lowered,
     **{name: convolution.lowered for name in convolution.OPS},
     **{name: vector.lowered for name in VECTOR_OPS},
     "linalg.generic": _generic,
+    "linalg.fill": _fill,
 }
 """Op name -> what its family makes of it and the ops it takes with it (a chain of
-convolutions, a run of vector ops)."""
+convolutions, a run of vector ops, the op a fill initialises)."""
 _SKIP = frozenset({"linalg.yield", "linalg.index"})
 
 
@@ -111,7 +134,8 @@ class _Lowerer:
             return
         try:
             low = family(op, self.core)
-            self.place(func, low, "+".join(dict.fromkeys(o.name for o in low.ops)))
+            label = "attention" if low.family == "attention" else "+".join(dict.fromkeys(o.name for o in low.ops))
+            self.place(func, low, label)
         except NotLowered as e:
             self.remark(func, op, str(e))
 
