@@ -109,3 +109,15 @@ def test_a_zero_fill_before_the_matmul_lowers_with_it(capsys: pytest.CaptureFixt
     assert launch.lowered.data == "linalg.fill+linalg.matmul"  # type: ignore[attr-defined]
     assert len([o for o in module.walk() if o.name == "linalg.fill"]) == 2
     assert capsys.readouterr().err.count("a fill lowers only with") == 2
+
+
+def test_launch_prints_generic_and_back_and_names_a_kernel() -> None:
+    from xdsl.utils.exceptions import VerifyException
+
+    from dan.lowering.io.ir_io import parse_module, print_module
+
+    module, _ = lower(matmul_text(8, 16, 8))
+    again = parse_module(print_module(module, generic=True))
+    assert print_module(again) == print_module(module)
+    with pytest.raises(VerifyException, match="dan.launch: no kernel named @nowhere"):
+        parse_module("func.func @f(%a: memref<4xf16>) {\n  dan.launch @nowhere(%a) : memref<4xf16>\n  return\n}\n")
