@@ -15,7 +15,8 @@ before it that it meets in time (0 if none). The search builds exactly these:
 - decomposition: once no unplaced item spans the boundary of two sections, the items
   on either side are searched apart, each from a fresh canonical order.
 The preorders of `PREORDERS` take turns under a node limit that doubles from `2 n` per
-round until the search's `limit` nodes are spent. Complete: a search that ends without
+round until the search's `limit` nodes are spent; each preorder's search resumes with
+the failed searches it remembers, so a round redoes little of the last. Complete: a search that ends without
 a packing proves there is none. Counted in nodes, so deterministic. Nothing here
 imports xDSL.
 """
@@ -145,28 +146,29 @@ class Canonical(Counted):
         else:
             s0, s1 = lo, hi + 1
         old_low = self.low[s0:s1].copy()
-        rest = unplaced[(self.lo[unplaced] < s1) & (self.hi[unplaced] >= s0) & ~self.placed[unplaced]]
-        found = False
-        if len(rest):
-            lows = np.where(self.covers[rest, s0:s1], self.floor[rest, None], _HIGH).min(axis=0)
-            lows[lows == _HIGH] = 0
-            self.low[s0:s1] = lows
-            fits = int((lows + total[s0:s1]).max()) <= self.capacity
-        else:
-            self.low[s0:s1] = 0
-            fits = True
-        if fits:
+        try:  # undone on every exit, the node limit's too: a search can resume
+            rest = unplaced[(self.lo[unplaced] < s1) & (self.hi[unplaced] >= s0) & ~self.placed[unplaced]]
+            if len(rest):
+                lows = np.where(self.covers[rest, s0:s1], self.floor[rest, None], _HIGH).min(axis=0)
+                lows[lows == _HIGH] = 0
+                self.low[s0:s1] = lows
+                if int((lows + total[s0:s1]).max()) > self.capacity:
+                    return False
+            else:
+                self.low[s0:s1] = 0
             cuts = self.cuts
             cuts[lo:hi] -= 1
-            split = [k + 1 for k in range(max(lo, a), min(hi, b - 1)) if cuts[k] == 0] if 0 in cuts[lo:hi] else []
-            found = self._apart(items, [a, *split, b]) if split else self._search(items, a, b, at, i)
-            cuts[lo:hi] += 1
-        self.low[s0:s1] = old_low
-        total[lo: hi + 1] += size
-        self.floor[raised] = old_floor
-        self.offsets[i] = -1
-        self.placed[i] = False
-        return found
+            try:
+                split = [k + 1 for k in range(max(lo, a), min(hi, b - 1)) if cuts[k] == 0] if 0 in cuts[lo:hi] else []
+                return self._apart(items, [a, *split, b]) if split else self._search(items, a, b, at, i)
+            finally:
+                cuts[lo:hi] += 1
+        finally:
+            self.low[s0:s1] = old_low
+            total[lo: hi + 1] += size
+            self.floor[raised] = old_floor
+            self.offsets[i] = -1
+            self.placed[i] = False
 
     def _apart(self, items: np.ndarray, bounds: list[int]) -> bool:
         """Search each run of sections between `bounds` on its own unplaced items."""
@@ -210,15 +212,17 @@ def _rounds(problem: Problem, limit: int) -> Packing:
     np.add.at(total, hi + 1, -sizes)
     total = np.cumsum(total)[:sections]
     orders = [_preorder(lo, hi, sizes, total, keys) for keys in PREORDERS]
+    searches = [Canonical(lo[order], hi[order], sizes[order], problem.capacity, 0) for order in orders]
     spent, round_limit = 0, 2 * n
     while spent < limit:
-        for order in orders:
+        for order, search in zip(orders, searches):
             budget = min(round_limit, limit - spent)
             if budget <= 0:
                 break
-            idx = np.array(order)
-            found = Canonical(lo[idx], hi[idx], sizes[idx], problem.capacity, budget).run()
-            spent += found.nodes
+            before = search.nodes
+            search.limit = before + budget  # resumes: what failed before stays remembered
+            found = search.run()
+            spent += found.nodes - before
             if found.proven or found.exhausted:
                 offsets = [-1] * n
                 for k, i in enumerate(order):
@@ -227,6 +231,5 @@ def _rounds(problem: Problem, limit: int) -> Packing:
                                exhausted=found.exhausted, solver="canonical")
         round_limit *= 2
     return Packing([-1] * n, nodes=spent, solver="canonical")
-
 
 __all__ = ["Canonical", "NodeLimit", "PREORDERS", "canonical"]

@@ -6,13 +6,15 @@ size) and packs each with `pack_group`: the greedy orders first
 (`dan.passes.packing.heuristic.best_greedy`); for a group they leave unplaced, the
 exact solvers one after the other, each on its share of the group's budget (`limit`
 search nodes; CP-SAT's conflicts are counted at `CONFLICTS_PER_NODE` a node):
-1. the canonical search (`dan.passes.packing.canonical`, MiniMalloc's ideas), which
-   decides real allocation problems, where few steps are full; with OR-Tools, CP-SAT
-   window by window where full steps cut the group (`dan.passes.packing.rolling`),
-   which packs tight tilings at scale: first when at least `FULL_SHARE` of the
-   group's clique times are full, else second;
-2. the time sweep for a group full at every step, else the skyline search;
-3. with OR-Tools, CP-SAT on the whole group, the greedy offsets as its hint.
+1. with OR-Tools, when at least `FULL_SHARE` of the group's clique times are full
+   (tilings), CP-SAT window by window where full steps cut the group
+   (`dan.passes.packing.rolling`);
+2. the canonical search (`dan.passes.packing.canonical`, MiniMalloc's ideas), which
+   decides most real allocation problems, where few steps are full;
+3. with OR-Tools, CP-SAT on the whole group, the greedy offsets as its hint; then the
+   rolling search if it did not run first and full steps cut the group;
+4. the skyline search.
+A group full at every step goes to the time sweep right after step 1.
 The first that packs the group or proves it cannot be packed decides. Every budget is
 counted work, never the clock, so the offsets do not depend on the machine or on how
 many cores it has. Nothing here imports xDSL.
@@ -39,7 +41,7 @@ MISSING = "the packing runs without CP-SAT and may leave buffers unplaced"
 class Shares:
     """Each exact solver's share of a group's budget (fractions of `limit`)."""
 
-    canonical: float = 8.0
+    canonical: float = 6.0
     rolling: float = 1.0
     search: float = 1.0
     cpsat: float = 1.0
@@ -91,20 +93,21 @@ def exact_group(sub: Problem, limit: int, hint: list[int], missing: str = MISSIN
     timed = on_clique_times(sub)
     full = full_steps(timed)
     windows = with_cpsat and len(cuts(full, max(timed.ends, default=0))) > 2
-    steps: list[tuple[Solver, float]] = []
-    if windows and len(full) >= FULL_SHARE * max(timed.ends, default=1):
-        steps.append((rolling, SHARES.rolling))
+    whole: Solver = lambda p, n: cpsat(p, n, hint)  # noqa: E731
+    rolling_first = windows and len(full) >= FULL_SHARE * max(timed.ends, default=1)
+    tight = is_tight(sub)
+    steps: list[tuple[Solver, float]] = [(rolling, SHARES.rolling)] if rolling_first else []
+    steps += [(sweep, SHARES.search)] if tight else []
     steps.append((canonical, SHARES.canonical))
-    if windows and len(steps) == 1:
+    if with_cpsat:
+        steps.append((whole, SHARES.cpsat))
+    if windows and not rolling_first:
         steps.append((rolling, SHARES.rolling))
-    steps.append((sweep if is_tight(sub) else exact, SHARES.search))
+    steps += [] if tight else [(exact, SHARES.search)]
     spent = 0
     for solver, share in steps:
         found = solver(sub, int(share * limit))
         spent += found.nodes
         if found.proven or found.exhausted:
-            return replace(found, nodes=spent)
-    if with_cpsat:
-        found = cpsat(sub, int(SHARES.cpsat * limit), hint)
-        spent += found.nodes
+            break
     return replace(found, nodes=spent)
