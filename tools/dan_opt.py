@@ -34,11 +34,12 @@ def pass_listing() -> str:
 
     from xdsl.transforms import get_all_passes
 
+    from dan.lowering.linalg.registry import LINALG_PASSES
     from dan.lowering.sync.registry import SYNC_PASSES
     from dan.passes.pipeline.registry import DAN_PASSES
 
     lines = ["dan passes (options: -p 'NAME{key=value ...}'):"]
-    lines += textwrap.wrap(", ".join([*DAN_PASSES, *SYNC_PASSES]), 88, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False)
+    lines += textwrap.wrap(", ".join([*LINALG_PASSES, *DAN_PASSES, *SYNC_PASSES]), 88, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False)
     lines.append("named pipelines (--pipeline NAME):")
     lines += [f"  {name:<10} {spec}" for name, spec in named_pipelines().items()]
     lines.append("xDSL passes:")

@@ -63,11 +63,11 @@ def available_passes(names: Iterable[str] = ()) -> dict[str, Callable[[], type]]
     on arrays without xDSL's IR (`dan.passes.pipeline.planner`), and the other dan
     passes, which run on IR; xDSL's own passes too when `names` holds one that is none
     of these (loading xDSL's registry loads its IR)."""
+    from dan.lowering.linalg.registry import LINALG_PASSES
     from dan.lowering.sync.registry import SYNC_PASSES
     from dan.passes.pipeline.registry import DAN_PASSES, PLANNERS
 
-    ours = {**DAN_PASSES, **SYNC_PASSES, **PLANNERS}
-    from dan.lowering.linalg.registry import LINALG_PASSES; ours.update(LINALG_PASSES)  # noqa: E702
+    ours = {**LINALG_PASSES, **DAN_PASSES, **SYNC_PASSES, **PLANNERS}
     if all(name in ours for name in names):
         return ours
     from xdsl.transforms import get_all_passes
