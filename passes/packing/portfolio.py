@@ -5,16 +5,15 @@
 size) and packs each with `pack_group`: the greedy orders first
 (`dan.passes.packing.heuristic.best_greedy`); for a group they leave unplaced, the
 exact solvers one after the other, each on its share of the group's budget (`limit`
-search nodes; CP-SAT's conflicts are counted at `CONFLICTS_PER_NODE` a node):
-1. with OR-Tools, when at least `FULL_SHARE` of the group's clique times are full
-   (tilings), CP-SAT window by window where full steps cut the group
-   (`dan.passes.packing.rolling`);
-2. the canonical search (`dan.passes.packing.canonical`, MiniMalloc's ideas), which
-   decides most real allocation problems, where few steps are full;
-3. with OR-Tools, CP-SAT on the whole group, the greedy offsets as its hint; then the
-   rolling search if it did not run first and full steps cut the group;
-4. the skyline search.
-A group full at every step goes to the time sweep right after step 1.
+search nodes; CP-SAT's conflicts are counted at `CONFLICTS_PER_NODE` a node). A group
+with at least `FULL_SHARE` of its clique times full (tilings) goes first to CP-SAT
+window by window where full steps cut it (`dan.passes.packing.rolling`), then to the time
+sweep if it is full at every step (else the skyline search), CP-SAT on the whole group
+(the greedy offsets as its hint), and the canonical search
+(`dan.passes.packing.canonical`, MiniMalloc's ideas). Any other group (real
+allocation problems, where few or no steps are full) goes first to the canonical
+search, then CP-SAT on the whole group, the rolling search where full steps cut it,
+and the skyline search. CP-SAT runs only with OR-Tools installed.
 The first that packs the group or proves it cannot be packed decides. Every budget is
 counted work, never the clock, so the offsets do not depend on the machine or on how
 many cores it has. Nothing here imports xDSL.
@@ -94,16 +93,14 @@ def exact_group(sub: Problem, limit: int, hint: list[int], missing: str = MISSIN
     full = full_steps(timed)
     windows = with_cpsat and len(cuts(full, max(timed.ends, default=0))) > 2
     whole: Solver = lambda p, n: cpsat(p, n, hint)  # noqa: E731
-    rolling_first = windows and len(full) >= FULL_SHARE * max(timed.ends, default=1)
-    tight = is_tight(sub)
-    steps: list[tuple[Solver, float]] = [(rolling, SHARES.rolling)] if rolling_first else []
-    steps += [(sweep, SHARES.search)] if tight else []
-    steps.append((canonical, SHARES.canonical))
-    if with_cpsat:
-        steps.append((whole, SHARES.cpsat))
-    if windows and not rolling_first:
-        steps.append((rolling, SHARES.rolling))
-    steps += [] if tight else [(exact, SHARES.search)]
+    search: tuple[Solver, float] = (sweep if is_tight(sub) else exact, SHARES.search)
+    steps: list[tuple[Solver, float]]
+    if len(full) >= FULL_SHARE * max(timed.ends, default=1):
+        steps = ([(rolling, SHARES.rolling)] if windows else []) + [search]
+        steps += ([(whole, SHARES.cpsat)] if with_cpsat else []) + [(canonical, SHARES.canonical)]
+    else:
+        steps = [(canonical, SHARES.canonical)] + ([(whole, SHARES.cpsat)] if with_cpsat else [])
+        steps += ([(rolling, SHARES.rolling)] if windows else []) + [search]
     spent = 0
     for solver, share in steps:
         found = solver(sub, int(share * limit))
