@@ -122,11 +122,19 @@ class Canonical(Counted):
         capacity = self.capacity
         sizes = self.size[picks]
         section = self.total[a:b]
-        rest = np.where(self.covers[picks, a:b], section[None, :] - sizes[:, None], section[None, :]).max(axis=1)
+        ok = np.ones(len(picks), dtype=bool)
+        near_top = np.flatnonzero(at + int(section.max()) > capacity)  # the others pass
+        if len(near_top):
+            k = picks[near_top]
+            rest = np.where(self.covers[k, a:b], section[None, :] - sizes[near_top, None], section[None, :]).max(axis=1)
+            ok[near_top] = at[near_top] + rest <= capacity
         top = at + sizes
-        raised = self.adjacent[np.ix_(picks, unplaced)] & (floors[None, :] < top[:, None])
-        over = raised & (self.size[unplaced][None, :] + top[:, None] > capacity)
-        return (at + rest <= capacity) & ~over.any(axis=1)
+        risky = np.flatnonzero(ok & (top + int(self.size[unplaced].max()) > capacity))
+        if len(risky):
+            raised = self.adjacent[picks[risky]][:, unplaced] & (floors[None, :] < top[risky, None])
+            over = raised & (self.size[unplaced][None, :] + top[risky, None] > capacity)
+            ok[risky] = ~over.any(axis=1)
+        return ok
 
     def _place(self, i: int, at: int, unplaced: np.ndarray, items: np.ndarray, a: int, b: int) -> bool:
         """Place item i at `at`, infer, search on (split where no item spans), undo."""

@@ -89,9 +89,9 @@ def pack_group(sub: Problem, limit: int, missing: str = MISSING, search: bool = 
 def exact_group(sub: Problem, limit: int, hint: list[int], missing: str = MISSING) -> Packing:
     """The exact solvers in turn (module docstring) on one group; `nodes` sums their work."""
     with_cpsat = warn_missing(missing)
+    windows = with_cpsat and len(cuts(full_steps(sub), max(sub.ends, default=0))) > 2
     timed = on_clique_times(sub)
     full = full_steps(timed)
-    windows = with_cpsat and len(cuts(full, max(timed.ends, default=0))) > 2
     whole: Solver = lambda p, n: cpsat(p, n, hint)  # noqa: E731
     search: tuple[Solver, float] = (sweep if is_tight(sub) else exact, SHARES.search)
     steps: list[tuple[Solver, float]]
