@@ -25,6 +25,7 @@ from __future__ import annotations
 import heapq
 
 from dan.dialect.model.graph import OP, KernelGraph, topological_order
+from dan.dialect.model.target import LIMIT
 
 
 def busiest_pipe(graph: KernelGraph) -> int:
@@ -108,16 +109,15 @@ def relaxed_targets(graph: KernelGraph, base: list[int], window: int = 0) -> lis
 def latest_starts(graph: KernelGraph, targets: list[int], pipe: int) -> list[int]:
     """Per node, when it is due (module docstring): the targets of `pipe`'s operations,
     the least latest start over successors less its cycles above them, else its target."""
-    inf = 1 << 62
-    due = [inf] * graph.n
+    due = [LIMIT] * graph.n
     kinds, pipes, cycles, succs = graph.kinds, graph.pipes, graph.cycles, graph.succs
     for v in reversed(topological_order(graph)):
         if kinds[v] == OP and pipes[v] == pipe:
             due[v] = targets[v]
             continue
-        latest = inf
+        latest = LIMIT
         for s in succs[v]:
             if due[s] < latest:
                 latest = due[s]
-        due[v] = latest - cycles[v] if latest < inf else inf
-    return [d if d < inf else t for d, t in zip(due, targets)]
+        due[v] = latest - cycles[v] if latest < LIMIT else LIMIT
+    return [d if d < LIMIT else t for d, t in zip(due, targets)]
