@@ -112,11 +112,11 @@ def cuts(full: list[int], end: int) -> list[int]:
     next one; then `end`."""
     out = [0]
     while True:
-        later = [f for f in full if f > out[-1]]
-        if not later:
+        first = bisect_right(full, out[-1])  # `full` ascends
+        if first == len(full):
             break
-        near = [f for f in later if f <= out[-1] + STRIDE]
-        out.append(near[-1] if near else later[0])
+        last_near = bisect_right(full, out[-1] + STRIDE) - 1
+        out.append(full[last_near] if last_near >= first else full[first])
     return out + [end]
 
 
