@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from dan.dialect.model.target import LIMIT
 from dan.lowering.io.minimalloc_csv import read_allocation
 from dan.passes.packing.problem import Problem, violations
 from dan.tools.cli import CliError, add_version, run, write_stdout
@@ -118,7 +119,7 @@ def measure(problem: Problem, allocate: Allocator) -> tuple[str, str, str]:
     took = f"{time.process_time() - start:.1f} | {time.perf_counter() - wall:.1f}"
     if offsets is None:
         return "no", "-", took
-    unbounded = Problem(problem.starts, problem.ends, problem.sizes, 1 << 62)
+    unbounded = Problem(problem.starts, problem.ends, problem.sizes, LIMIT)
     broken = violations(unbounded, offsets)
     if broken or min(offsets, default=0) < 0:
         return "invalid", "-", took
