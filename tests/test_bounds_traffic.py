@@ -13,33 +13,18 @@ from hypothesis import strategies as st
 
 from dan.dialect.model.bounds.report import graph_bounds
 from dan.dialect.model.bounds.traffic import _least, forced_reloads, reuse_grid
-from dan.dialect.model.graph import KernelGraph
 from dan.dialect.model.replay import replay
 from dan.dialect.model.target import CONTEST, Core
 from dan.lowering.gen.matmul import MatmulShape, matmul
 from dan.lowering.gen.synthetic import random_kernel
 from dan.passes.dan.dlr.layout import dlr
+from tests.test_dlr_layout import random_order
 
 
 def tight(l1: int) -> Core:
     """The contest target with `l1` bytes of L1 and room for one carrier and one accumulator."""
     caps = dict(zip(CONTEST.tiers, CONTEST.capacity), L1=l1, L0A=128, L0B=128, L0C=256)
     return replace(CONTEST, name=f"l1_{l1}", capacity=tuple(caps[t] for t in CONTEST.tiers))
-
-
-def random_order(graph: KernelGraph, rng: random.Random) -> list[int]:
-    """A uniformly chosen ready node at each step (a topological order)."""
-    indeg = [len(p) for p in graph.preds]
-    ready = [v for v in range(graph.n) if not indeg[v]]
-    order = []
-    while ready:
-        v = ready.pop(rng.randrange(len(ready)))
-        order.append(v)
-        for w in graph.succs[v]:
-            indeg[w] -= 1
-            if not indeg[w]:
-                ready.append(w)
-    return order
 
 
 def test_grid_found_on_matmuls_only() -> None:
