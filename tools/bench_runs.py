@@ -12,6 +12,7 @@ from dan.dialect.model.replay import Metrics, replay
 from dan.dialect.model.target import Core
 from dan.passes.pipeline.named import BASELINE_LAYOUT, PIPELINES
 from dan.tools.cli import CliError
+from dan.tools.driver import parse_passes
 
 METHODS = tuple(PIPELINES)
 
@@ -31,14 +32,6 @@ class Run:
     """The final plan has a layout (capacity binds it: spill bounds apply)."""
 
 
-def planning_passes(spec: str) -> list:
-    """The planners of a pipeline spec of planning passes, built (and their options
-    checked) as dan-opt builds them."""
-    from dan.tools.driver import parse_passes
-
-    return parse_passes(spec)
-
-
 def run_method(method: str, graph: KernelGraph, target: Core) -> Run:
     """Plan `graph` with the named pipeline `method`, timing each pass, and replay it."""
     from dan.dialect.model.graph import KernelView
@@ -49,7 +42,7 @@ def run_method(method: str, graph: KernelGraph, target: Core) -> Run:
     view = KernelView(graph, Plan(input_order(graph)), target)
     stages: dict[str, float] = {}
     after: dict[str, Plan] = {}
-    for p in planning_passes(PIPELINES[method]):
+    for p in parse_passes(PIPELINES[method]):
         t0 = time.perf_counter()
         view = plan_arrays(view, [p])
         stages[p.name] = stages.get(p.name, 0.0) + time.perf_counter() - t0
@@ -70,7 +63,7 @@ def dan_variants(graph: KernelGraph, order: Plan, laid: Plan, target: Core) -> d
     from dan.passes.pipeline.planner import plan_arrays
     from dan.passes.search.tune.options import WIDE_CPE
 
-    lru = plan_arrays(KernelView(graph, order, target), planning_passes(BASELINE_LAYOUT)).plan
+    lru = plan_arrays(KernelView(graph, order, target), parse_passes(BASELINE_LAYOUT)).plan
     return {
         "mpas+dlr": replay(graph, laid, target),
         "mpas+dlr-lru": replay(graph, lru, target),
