@@ -9,12 +9,14 @@ rule is never lost.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dan.dialect.model.graph import KernelGraph, Plan, topological_order
-from dan.dialect.model.plan_edges import node_cycles, node_pipes, plan_preds, plan_size
+from dan.dialect.model.plan_edges import node_cycles, node_pipes, plan_preds, plan_size, touch_preds
 from dan.dialect.model.replay import replay
 from dan.dialect.model.target import CONTEST, Core
 from dan.dialect.model.timing import time_order
@@ -90,6 +92,59 @@ def test_random_plans_have_spills_and_reuse() -> None:
         preds = plan_preds(graph, plan, BIG)
         reuse += sum(len(preds[v]) - len(graph.preds[v]) for v in range(graph.n) if graph.ops[v] == "ALLOC")
     assert spills > 20 and reuse > 20
+
+
+def assert_touch_preds_are_plan_preds_but_reuse(graph: KernelGraph, plan: Plan) -> int:
+    whole, touch = plan_preds(graph, plan, BIG), touch_preds(graph, plan)
+    n, reuse = graph.n, 0
+    for v, (ps, qs) in enumerate(zip(whole, touch)):
+        if v < n and graph.ops[v] == "ALLOC":
+            assert qs == graph.preds[v] and ps[: len(qs)] == qs
+            reuse += len(ps) - len(qs)
+        elif v >= n and (v - n) % 2:
+            assert qs == [v - 1] and ps[0] == v - 1
+        else:
+            assert qs == ps, v
+    return reuse
+
+
+def test_touch_preds_are_the_plan_edges_without_address_reuse() -> None:
+    """`touch_preds` gives every non-placement node exactly its `plan_preds` list (the
+    block hoist and the re-placement read no other), placements their own edges only."""
+    reuse = 0
+    for seed in range(30):
+        for graph, plan in random_plans(seed)[1:]:
+            reuse += assert_touch_preds_are_plan_preds_but_reuse(graph, plan)
+    assert reuse > 20
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_cpe_on_a_timed_plan_is_cpe_on_the_same_plan_replayed(case: str) -> None:
+    """DLR's plan carries its exact timing, which CPE takes instead of replaying it:
+    the result is the same plan as from a copy without it, for every stage setting."""
+    graph, plan = pipeline(case)
+    assert plan.finish == replay(graph, plan, CONTEST).finish
+    untimed = Plan(list(plan.order), list(plan.offsets or []), list(plan.spills))
+    assert untimed.finish is None
+    for options in (CpeOptions(), CpeOptions(re_place=False), CpeOptions(block_reach=0), SLOTS):
+        assert cpe(graph, plan, CONTEST, options) == cpe(graph, untimed, CONTEST, options)
+
+
+def test_cpe_on_timed_random_plans_is_cpe_on_them_replayed() -> None:
+    """The same on DLR plans of random orders on tight cores (many spills and reloads)."""
+    from dan.passes.dan.dlr.layout import dlr
+    from tests.test_dlr_layout import random_order, shrunk
+
+    spills = 0
+    for seed in range(25):
+        graph = random_kernel(seed, ops=60)
+        target = shrunk(graph, slack=8 * (seed % 3))
+        plan = dlr(graph, random_order(graph, random.Random(seed)), target)
+        spills += len(plan.spills)
+        untimed = Plan(list(plan.order), list(plan.offsets or []), list(plan.spills))
+        for options in (CpeOptions(), CpeOptions(re_place=False, window=4)):
+            assert cpe(graph, plan, target, options) == cpe(graph, untimed, target, options)
+    assert spills > 50
 
 
 def test_plan_edges_of_an_order_only_plan_are_the_kernel_edges() -> None:

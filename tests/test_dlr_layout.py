@@ -586,6 +586,9 @@ def test_the_scans_own_timing_is_the_replays() -> None:
                 scan = Scan(graph, order, target, options, EVICTIONS[options.policy])
                 plan = scan.run()
                 assert scan.finish == replay(graph, plan, target).finish
+                assert plan.finish is scan.finish  # handed on with the plan (`Plan.finish`)
+    early = Scan(graph, order, CONTEST, DlrOptions(reload="early"), EVICTIONS["cost"]).run()
+    assert early.finish is None  # estimated times are not handed on
 
 
 def test_gap_spill_nodes_keep_the_layout_and_delay_no_node() -> None:

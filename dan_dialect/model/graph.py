@@ -76,6 +76,10 @@ class KernelGraph:
     """True when a COPY_IN touches the buffer: DDR keeps a clean copy."""
     buf_uses: list[list[int]] = field(default_factory=list)
     """Operation nodes touching each buffer, in index order."""
+    forward: bool | None = field(default=None, init=False, compare=False, repr=False)
+    """Every edge goes from a lower to a higher index (then the index order is
+    topological); None until known (`topological_order` finds it). A graph's edges
+    never change once it is built; `dataclasses.replace` forgets it."""
 
     @property
     def n(self) -> int:
@@ -123,6 +127,10 @@ class Plan:
     order: list[int]
     offsets: list[int] | None = None
     spills: list[tuple[int, int]] = field(default_factory=list)
+    finish: list[int] | None = field(default=None, init=False, compare=False, repr=False)
+    """The replay's finish of every plan node, when the pass that made this plan timed
+    it exactly as the replay does (DLR's scan does); the plan is then valid. Never part
+    of the plan's value: a new or copied plan starts without it."""
 
 
 @dataclass
@@ -233,6 +241,7 @@ def build_graph(
         preds, succs, buf_ids, buf_size, buf_tier, buf_alloc, buf_free,
         buf_clean, buf_uses,
     )
+    graph.forward = forward
     problem = check_lifetimes(graph, list(range(n)) if forward else topological_order(graph))
     if problem is not None:
         raise GraphError(problem)
@@ -312,7 +321,9 @@ def topological_order(graph: KernelGraph) -> list[int]:
     When every edge goes from a lower to a higher index, that is the index order."""
     import heapq
 
-    if _edges_go_forward(graph.preds):
+    if graph.forward is None:
+        graph.forward = _edges_go_forward(graph.preds)
+    if graph.forward:
         return list(range(graph.n))
     indeg = [len(p) for p in graph.preds]
     ready = [v for v in range(graph.n) if indeg[v] == 0]

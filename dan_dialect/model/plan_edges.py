@@ -25,7 +25,7 @@ times too (`replay(..., edges=True)`). The other functions assume a valid plan.
 
 from __future__ import annotations
 
-from dan.dialect.model.graph import KernelGraph, Plan
+from dan.dialect.model.graph import ALLOC, OP, KernelGraph, Plan
 from dan.dialect.model.replay import replay
 from dan.dialect.model.target import Core
 from dan.dialect.model.spills import spill_in_cycles, spill_out_cycles
@@ -59,3 +59,46 @@ def plan_preds(graph: KernelGraph, plan: Plan, target: Core) -> list[list[int]]:
     if metrics.violation is not None:
         raise ValueError(f"plan is not valid ({metrics.violation.kind}): {metrics.violation.message}")
     return metrics.preds
+
+
+def touch_preds(graph: KernelGraph, plan: Plan) -> list[list[int]]:
+    """`plan_preds` of a valid plan with a layout, without its scan of the addresses:
+    every node but a placement gets exactly its list there (graph edges, then the
+    SPILL_INs it follows; a SPILL_OUT its buffer's placement and touchers); an ALLOC
+    gets its graph edges and a SPILL_IN its SPILL_OUT, their address-reuse edges left
+    out. Cost: one pass over the order, no timing. A list without edges of the plan's
+    own is the graph's (`graph.preds[v]`): read only."""
+    n, kinds, node_bufs, spills = graph.n, graph.kinds, graph.node_bufs, plan.spills
+    own = graph.preds
+    preds = own + [[] for _ in range(2 * len(spills))]
+    spilled = [False] * len(graph.buf_ids)
+    for b, _ in spills:
+        spilled[b] = True
+    placed_at = [-1] * len(spilled)  # each buffer's current placement
+    since: list[list[int]] = [[] for _ in spilled]  # a spilled buffer's placement, then its touchers
+    for v in plan.order:
+        if v >= n:
+            b = spills[(v - n) // 2][0]
+            if (v - n) % 2 == 0:  # SPILL_OUT
+                preds[v], since[b] = since[b], []
+            else:
+                preds[v] = [v - 1]
+                placed_at[b], since[b] = v, [v]
+            continue
+        bufs = node_bufs[v]
+        if kinds[v] == OP:
+            for b in bufs if len(bufs) == 1 else dict.fromkeys(bufs):
+                if placed_at[b] >= n:
+                    if preds[v] is own[v]:
+                        preds[v] = list(own[v])
+                    preds[v].append(placed_at[b])
+                if spilled[b]:
+                    since[b].append(v)
+        elif kinds[v] == ALLOC:
+            b = bufs[0]
+            placed_at[b] = v
+            if spilled[b]:
+                since[b] = [v]
+        elif placed_at[bufs[0]] >= n:  # FREE after a reload
+            preds[v] = own[v] + [placed_at[bufs[0]]]
+    return preds

@@ -76,12 +76,14 @@ Nothing here imports xDSL.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from heapq import heappop, heappush
+from operator import sub
 
 from dan.dialect.model.graph import ALLOC, FREE, OP, KernelGraph, Plan
-from dan.dialect.model.replay import Metrics, replay
+from dan.dialect.model.replay import replay
 from dan.dialect.model.target import Core
-from dan.dialect.model.plan_edges import node_cycles, node_pipes
+from dan.dialect.model.plan_edges import node_cycles, node_pipes, touch_preds
 from dan.passes.dan.cpe.blocks import hoist_blocks
 from dan.passes.dan.cpe.moves import Reorder
 from dan.passes.dan.cpe.options import CpeOptions
@@ -96,11 +98,10 @@ class CpeError(ValueError):
 def cpe(graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions = CpeOptions()) -> Plan:
     """A plan with a reordered schedule and a makespan strictly below `plan`'s, or with
     `plan`'s order when none was found; the same spilled buffers, offsets possibly
-    re-chosen (module docstring). Raises CpeError for an input plan the replay rejects
-    (`options` are valid by construction, `CpeOptions`)."""
-    before = replay(graph, plan, target, edges=True)
-    if before.violation is not None:
-        raise CpeError(f"input plan is not valid ({before.violation.kind}): {before.violation.message}")
+    re-chosen (module docstring). Raises CpeError for an input plan the replay rejects;
+    a plan that carries its own timing (`Plan.finish`) is valid by construction and
+    not replayed again (`options` are valid by construction, `CpeOptions`)."""
+    before = _opening(graph, plan, target)
     work, start, finish, preds, hoist_kept = _starting_plan(graph, plan, target, options, before)
     timeline = Timeline(graph, work, target, start, finish, preds)
     search = Reorder(graph, timeline, options.move_events)
@@ -124,12 +125,44 @@ def cpe(graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions = CpeO
     return result
 
 
+@dataclass
+class _Opening:
+    """The input plan's timing: the replay's start and finish, its makespan, and its
+    precedence graph, whole or (`whole` False) as `touch_preds` gives it."""
+
+    start: list[int]
+    finish: list[int]
+    makespan: int
+    preds: list[list[int]]
+    whole: bool
+
+
+def _opening(graph: KernelGraph, plan: Plan, target: Core) -> _Opening:
+    """The timing of `plan`: from its own `finish` when the pass that made it timed it
+    (a valid plan; the address-reuse edges are left to `_whole`), else by the replay,
+    which also checks it (CpeError for an invalid plan)."""
+    if plan.finish is None:
+        return _whole(graph, plan, target)
+    finish = list(plan.finish)
+    start = list(map(sub, finish, node_cycles(graph, plan, target)))
+    return _Opening(start, finish, max(finish, default=0), touch_preds(graph, plan), False)
+
+
+def _whole(graph: KernelGraph, plan: Plan, target: Core) -> _Opening:
+    """The replay's timing and whole precedence graph of `plan`."""
+    before = replay(graph, plan, target, edges=True)
+    if before.violation is not None:
+        raise CpeError(f"input plan is not valid ({before.violation.kind}): {before.violation.message}")
+    return _Opening(before.start, before.finish, before.makespan, before.preds, True)
+
+
 def _starting_plan(
-    graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions, before: Metrics
+    graph: KernelGraph, plan: Plan, target: Core, options: CpeOptions, before: _Opening
 ) -> tuple[Plan, list[int], list[int], list[list[int]], bool]:
     """The plan the reordering starts from, with its start, finish and precedence
     graph, and whether a block hoist is in it: the input, or its block hoist and
-    re-placement when they make it faster (module docstring)."""
+    re-placement when they make it faster (module docstring). The block hoist and the
+    re-placement read the edges of no placement, so `touch_preds` serves them."""
     work, start, finish, preds = plan, before.start, before.finish, before.preds
     cycles, pipes = node_cycles(graph, plan, target), node_pipes(graph, plan, target)
     hoisted, hoist_kept = None, False
@@ -145,13 +178,22 @@ def _starting_plan(
             if max(other.finish, default=0) < max(placed.finish, default=0):
                 placed, hoist_kept = other, True
         if max(placed.finish, default=0) > before.makespan:
-            return work, start, finish, preds, False
+            return _unchanged(graph, plan, target, before)
         return placed.plan, placed.start, placed.finish, placed.preds, hoist_kept
     if hoisted is not None:
         timed = replay(graph, hoisted, target, edges=True)
         if timed.makespan < before.makespan:
             return hoisted, timed.start, timed.finish, timed.preds, True
-    return work, start, finish, preds, False
+    return _unchanged(graph, plan, target, before)
+
+
+def _unchanged(
+    graph: KernelGraph, plan: Plan, target: Core, before: _Opening
+) -> tuple[Plan, list[int], list[int], list[list[int]], bool]:
+    """The input plan as the reordering's start, with its whole precedence graph."""
+    if not before.whole:
+        before = _whole(graph, plan, target)
+    return plan, before.start, before.finish, before.preds, False
 
 
 def keeps_lifetimes(graph: KernelGraph, old: list[int], new: list[int]) -> bool:

@@ -207,7 +207,10 @@ class Scan:
                 self._release(bufs[0], at, f)
             elif self.plan_offsets:
                 self._leave_as_planned(bufs)
-        return Plan(output.order(), self.alloc_offset, self.spills)
+        plan = Plan(output.order(), self.alloc_offset, self.spills)
+        if "early" not in (self.options.reload, self.options.spill_out):  # then the times are exact
+            plan.finish = self.finish
+        return plan
 
     def _leave_as_planned(self, bufs: tuple[int, ...]) -> None:
         """Spill each of `bufs` whose next gap the plan evicts over, in a packed tier."""
