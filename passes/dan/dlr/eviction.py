@@ -34,13 +34,14 @@ def _evict_cheapest_window(scan: Scan, t: int, b: int, protected: frozenset[int]
     `1 + stall` (`inf`: comes after every window that does not). Ties: lower total
     cost, victims last touched longer ago, shorter window, lower offset.
     """
-    blocks = scan.tier_blocks(t)
     fp = scan.footprint[b]
+    footprint = scan.footprint
+    if not scan.free_segments[t].starts and all(footprint[c] >= fp for c in scan.residents[t]):
+        return _evict_one(scan, t, fp, protected, i)
+    blocks = scan.tier_blocks(t)
     starts, ends, owners = zip(*blocks) if blocks else ((), (), ())
     victims = _victims(scan, owners, t, protected, i)
     stall = scan.options.stall
-    hard = stall == _INF
-    factor = 1.0 if hard else 1.0 + stall
     base = scan.base
     latest = scan.released[t].latest
     best: tuple[tuple[int, float, float, int, int, int], int, int] | None = None
@@ -75,14 +76,7 @@ def _evict_cheapest_window(scan: Scan, t: int, b: int, protected: frozenset[int]
                     touched = last_touch
                 if released > late:
                     late = released
-            score = live_cost / reuse if live_cost else 0.0
-            flag = 0
-            if stall and late > base:
-                if hard:
-                    flag = 1
-                else:
-                    score *= factor
-            lead = (flag, score, live_cost + dead_cost)
+            lead = _lead(live_cost, dead_cost, reuse, late, base, stall)
             if head is not None and lead > head:
                 break  # adding blocks never lowers these, so this window cannot win
             right += 1
@@ -102,6 +96,48 @@ def _evict_cheapest_window(scan: Scan, t: int, b: int, protected: frozenset[int]
             scan.spill_out(c)
     scan.free_segments[t].take(offset, fp)
     return offset
+
+
+def _evict_one(scan: Scan, t: int, fp: int, protected: frozenset[int], i: int) -> int | None:
+    """`cost` in a full tier whose every resident covers the footprint alone: each
+    window is one resident, so the best is the least key of one-victim windows (the
+    same key: its score, flag and cost by `_lead`, then last touch, length, offset)."""
+    residents = tuple(scan.residents[t])
+    victims = _victims(scan, residents, t, protected, i)
+    stall, base = scan.options.stall, scan.base
+    offset, footprint = scan.offset, scan.footprint
+    best: tuple[tuple[int, float, float, int, int, int], int] | None = None
+    for c, victim in zip(residents, victims):
+        if victim is None:
+            continue
+        live, dead, next_need, last_touch, released = victim
+        key = (*_lead(live, dead, next_need, released if released > base else base, base, stall),
+               last_touch, footprint[c], offset[c])
+        if best is None or key < best[0]:
+            best = (key, c)
+    if best is None:
+        return None
+    c = best[1]
+    at = offset[c]
+    scan.free_segments[t].give(at, footprint[c])
+    scan.spill_out(c)
+    scan.free_segments[t].take(at, fp)
+    return at
+
+
+def _lead(live_cost: float, dead_cost: float, reuse: float | int, late: int, base: int, stall: float) -> tuple[int, float, float]:
+    """A window's lead key from its victims' totals: (held up, score, total cost), where
+    the score is `live_cost / reuse` (0 without live victims), times `1 + stall` when
+    the window would hold the placement up (`late > base`); `stall = inf` sets the
+    flag instead."""
+    score = live_cost / reuse if live_cost else 0.0
+    flag = 0
+    if stall and late > base:
+        if stall == _INF:
+            flag = 1
+        else:
+            score *= 1.0 + stall
+    return (flag, score, live_cost + dead_cost)
 
 
 def _victims(
