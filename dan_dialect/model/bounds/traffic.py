@@ -1,6 +1,7 @@
 """A lower bound on the reloads that capacity forces on a tiled matmul, for every plan
 with a layout (docs/MODEL.md, "Layout and spills", "Traffic"): a space-time argument
-over the reuse grid of the copied operands.
+over the reuse grid of the copied operands. `forced_reloads` takes, per field, the larger
+of this bound and the one-cut bound of `bounds.traffic_cut` on a full grid.
 
 Structure (checked on the graph; without it the bound is 0). `l0peak.linked_points`
 gives the *points* (operations fed by one-use *carriers* copied from *sources*) and
@@ -54,6 +55,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dan.dialect.model.bounds.l0peak import linked_points
+from dan.dialect.model.bounds.traffic_cut import cut_reloads
 from dan.dialect.model.graph import KernelGraph
 from dan.dialect.model.spills import spill_in_cycles, spill_traffic
 from dan.dialect.model.target import Core
@@ -83,6 +85,8 @@ class ReuseGrid:
     """Least SPILL_IN cycles of a source or a carrier."""
     acc_spill_in: int
     """Least SPILL_IN cycles of a group."""
+    shape: tuple[int, int, int] | None = None
+    """`(m, n, K)` rows, columns and slices when the grid is full (`bounds.traffic_cut`)."""
 
 
 @dataclass(frozen=True)
@@ -172,9 +176,13 @@ def reuse_grid(graph: KernelGraph, target: Core) -> ReuseGrid | None:
         return None
     unit = min(spill_traffic(graph, b) for b in xs | carriers)
     cycles = min(spill_in_cycles(graph, target, b) for b in xs | carriers)
+    m, n = len({r for r, _ in cells}), len({c for _, c in cells})
+    k = len({_find(slices, a) for a in a_set})
+    full = (len(pair), len(per_group), len(a_set), len(b_set)) == (m * n * k, m * n, m * k, n * k)
     return ReuseGrid(len(pair), len(xs), len(per_group), min(per_group.values()), hold, accs, unit,
                      min(spill_traffic(graph, g) for g in per_group), cycles,
-                     min(spill_in_cycles(graph, target, g) for g in per_group))
+                     min(spill_in_cycles(graph, target, g) for g in per_group),
+                     (m, n, k) if full else None)
 
 
 def _fits(graph: KernelGraph, target: Core, bufs: set[int]) -> int:
@@ -255,7 +263,28 @@ def _least(cuts: Callable[[int], int], per_group: int, per_gap: int, points: int
         lo = hi
 
 
+def cut_bound(g: ReuseGrid) -> ReloadBound:
+    """The one-cut bound of `bounds.traffic_cut` on a full grid (all zero otherwise): the
+    least over group spills `z` of the forced traffic, spills and SPILL_IN cycles."""
+    if g.shape is None:
+        return ReloadBound()
+    r = cut_reloads(g.shape, g.hold)[g.accumulators:]  # r[z]; 0 from its end on
+    if not r or not r[0]:
+        return ReloadBound()
+
+    def least(per_group: int, per_gap: int) -> int:
+        return min(per_group * (z if z < len(r) else len(r)) + per_gap * (r[z] if z < len(r) else 0)
+                   for z in range(len(r) + 1))
+
+    return ReloadBound(least(g.acc_unit, g.unit), least(1, 1), least(g.acc_spill_in, g.spill_in))
+
+
 def forced_reloads(graph: KernelGraph, target: Core) -> ReloadBound:
-    """`reload_bound` of the graph's reuse grid (all zero without one)."""
+    """The larger, per field, of `reload_bound` and `cut_bound` of the graph's reuse grid
+    (all zero without one)."""
     grid = reuse_grid(graph, target)
-    return ReloadBound() if grid is None else reload_bound(grid)
+    if grid is None:
+        return ReloadBound()
+    lw, cut = reload_bound(grid), cut_bound(grid)
+    return ReloadBound(max(lw.traffic, cut.traffic), max(lw.spills, cut.spills),
+                       max(lw.spill_in_cycles, cut.spill_in_cycles))

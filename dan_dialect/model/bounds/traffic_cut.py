@@ -1,0 +1,73 @@
+"""A one-cut lower bound on the reloads of a full tiled-matmul grid, for every plan with a
+layout (docs/MODEL.md, "Layout and spills", "Traffic"); it sits beside the space-time
+bound of `dan.dialect.model.bounds.traffic`, and each report takes the larger.
+
+Structure. The reuse grid of `bounds.traffic` (points, their `a` and `b` sources, groups,
+rows, columns and slices), and it must be *full*: `m` rows, `n` columns and `K` slices
+with `m n K` points, `m n` groups, `m K` `a` sources and `n K` `b` sources. Then
+`p -> (row, column, slice)` is a bijection onto the box, every `a` source is one
+(row, slice) pair and every `b` source one (slice, column) pair. (A tiled matmul: source
+`A[i][k]` feeds the points `(i, *, k)`, `B[k][j]` the points `(*, j, k)`.)
+
+Claim. With `H`, `Q`, `w`, `w_acc` as in `bounds.traffic` and `z` the spills of groups,
+every plan spills sources or carriers at least `r(z) = K * min phi(d) - 2 - H` times, the
+minimum over `d` in a window `[f - Q - z, f + Q + z]` of width `2 (Q + z) + 1`, for any
+centre `f`, where `phi(d)` is the least number of *partial* lines (rows or columns met
+but not filled) of a set of `d` cells of the `m x n` grid.
+Proof. Take the point `p` numbered `K f` in schedule order (the points before it number
+`K f`). A group with points on both sides of `p` (or at `p`) is live at `p`: resident,
+at most `Q` such, or spilled out, at most `z`. So all cells but at most `Q + z` have all
+or none of their points before `p`; let `f'` be the number with all. For slice `k` let
+`S_k` be the cells whose slice-`k` point lies before `p`: `f' <= |S_k| <= f' + Q + z`
+and the sizes add up to `K f`, so `f - Q - z <= f' <= f` and every `|S_k|` is in the
+window. A row `i` partial in `S_k` means `A[i][k]` has a use before `p` and one after it
+(or at it: only `p`'s own two sources), so at least `sum_k phi(|S_k|) - 2` sources have a
+gap with `p` inside it. At `p` at most `H` of those gaps are kept (`bounds.traffic`),
+and every gap not kept needs a spill of its own. Traffic, spill count and spill-in
+cycles are then the least over `z` of `w_acc z + w r(z)` (and alike), as there.
+`phi(d)`, `0 < d < m n` (0 at the ends), is the least of the cases of a set `S`: no
+full line (its rows times its columns hold it: `r + s` with `r s >= d`); a full row but
+no full column (every column is met and partial: `n`, one more when `n` does not divide
+`d`); the transpose (`m`, one more when `m` does not divide `d`); a full row and a full
+column (every line is met; the `m n - d` cells left lie in the non-full rows and
+columns: `r + s` with `r s >= m n - d`). On Matmul_Case0 (8 x 8 x 8, `H` 34): `phi(32)`
+is 8, so 64 - 36 = 28 reloads.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+
+def least_lines(d: int, m: int, n: int) -> int:
+    """`phi(d)`: the fewest partial lines of `d` cells of an `m x n` grid (module docstring)."""
+    if d <= 0 or d >= m * n:
+        return 0
+
+    def cover(cells: int) -> int:  # fewest r + s with r s >= cells
+        return min(r + -(-cells // r) for r in range(1, m + 1) if -(-cells // r) <= n)
+
+    best = cover(d)
+    if d >= n:
+        best = min(best, n + (1 if d % n else 0))
+    if d >= m:
+        best = min(best, m + (1 if d % m else 0))
+    if d >= m + n - 1:
+        best = min(best, cover(m * n - d))
+    return best
+
+
+def cut_reloads(shape: tuple[int, int, int], hold: int) -> list[int]:
+    """`r` of the module docstring for an `m x n x K` grid and `H = hold`, indexed by
+    `Q + z` from 0 to `m n` (nonincreasing; 0 at `m n`)."""
+    m, n, k = shape
+    cells = m * n
+    window = np.array([least_lines(d, m, n) for d in range(cells + 1)], dtype=np.int64)
+    out: list[int] = []
+    for half in range(cells + 1):  # window[f] = min phi over [f - half, f + half]
+        if half:
+            window = np.minimum(window, np.minimum(np.roll(window, 1), np.roll(window, -1)))
+            window[0] = window[cells] = 0
+        out.append(max(0, int(k * window[:cells].max()) - 2 - hold))
+    return out
