@@ -6,15 +6,18 @@
 Builds `copies` joined copies of `dan-gen --like NAME` (92,928 nodes for three of
 Matmul_Case1), writes it as graph JSON, then runs both commands `runs` times, one
 after the other, alternating which goes first so that the load of a shared machine
-falls on both alike. Prints each run's wall times, the medians and their ratio, and
-the wall time of each stage in this process (graph read, mpas, dlr, cpe, plan files;
-the GC off, as in dan-opt). `--keep DIR` keeps the kernel and both plans there.
+falls on both alike. Prints each run's wall and CPU times (user + system of the
+child: other work on the machine stretches the wall time more than it does the CPU
+time), the medians and their ratios, and the wall time of each stage in this process
+(graph read, mpas, dlr, cpe, plan files; the GC off, as in dan-opt). `--keep DIR`
+keeps the kernel and both plans there.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import statistics
 import subprocess
 import sys
@@ -38,11 +41,16 @@ def build_kernel(like: str, copies: int, path: Path) -> int:
     return big.n
 
 
-def wall(cmd: list[str]) -> float:
-    """Seconds of wall time `cmd` takes (it must succeed)."""
+def timed_run(cmd: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds `cmd` takes, CPU as the child's user plus system time (it
+    must succeed)."""
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    child = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise subprocess.CalledProcessError(os.waitstatus_to_exitcode(status), cmd)
+    return elapsed, usage.ru_utime + usage.ru_stime
 
 
 def stages(path: Path, out: Path) -> list[tuple[str, float]]:
@@ -93,19 +101,26 @@ def main(argv: list[str] | None = None) -> None:
         ours_cmd = ["dan-opt", "--mpas", "--dlr", "--cpe", str(kernel), "-t", "plan", "-o", str(work / "ours")]
         naive_cmd = [sys.executable, str(args.naive), str(kernel), str(work / "naive")]
         print(f"kernel {kernel.name}: {n} nodes")
-        naive_s, ours_s = [], []
+        naive_s: list[tuple[float, float]] = []
+        ours_s: list[tuple[float, float]] = []
         for i in range(args.runs):
-            pair = [("naive", naive_cmd, naive_s), ("ours", ours_cmd, ours_s)]
-            for _, cmd, times in (pair if i % 2 == 0 else pair[::-1]):
-                times.append(wall(cmd))
-            print(f"  run {i + 1}: naive {naive_s[-1]:6.2f} s  ours {ours_s[-1]:6.2f} s  ratio {ours_s[-1] / naive_s[-1]:5.2f}")
-        naive, ours = statistics.median(naive_s), statistics.median(ours_s)
-        print(f"median of {args.runs}: naive {naive:.2f} s  ours {ours:.2f} s  ratio {ours / naive:.2f}")
+            pair = [(naive_cmd, naive_s), (ours_cmd, ours_s)]
+            for cmd, times in (pair if i % 2 == 0 else pair[::-1]):
+                times.append(timed_run(cmd))
+            print(f"  run {i + 1}: {_compared(naive_s[-1:], ours_s[-1:])}")
+        print(f"median of {args.runs}: {_compared(naive_s, ours_s)}")
         if not args.no_stages:
             rows = stages(kernel, work / "stages")
             total = sum(s for _, s in rows)
             for label, secs in rows:
                 print(f"  {label:<18} {secs:7.3f} s  {100 * secs / total:5.1f} %")
+
+
+def _compared(naive: list[tuple[float, float]], ours: list[tuple[float, float]]) -> str:
+    """Median wall and CPU seconds of both commands and the ratios of the medians."""
+    (nw, nc), (ow, oc) = ([statistics.median(x) for x in zip(*runs)] for runs in (naive, ours))
+    return (f"wall naive {nw:6.2f} s  ours {ow:6.2f} s  ratio {ow / nw:5.2f}   "
+            f"CPU naive {nc:6.2f} s  ours {oc:6.2f} s  ratio {oc / nc:5.2f}")
 
 
 if __name__ == "__main__":
