@@ -11,20 +11,20 @@ with `m n K` points, `m n` groups, `m K` `a` sources and `n K` `b` sources. Then
 
 Claim. With `H`, `Q`, `w`, `w_acc` as in `bounds.traffic` and `z` the spills of groups,
 every plan spills sources or carriers at least `r(z) = K * min phi(d) - 2 - H` times, the
-minimum over `d` in a window `[f - Q - z, f + Q + z]` of width `2 (Q + z) + 1`, for any
-centre `f`, where `phi(d)` is the least number of *partial* lines (rows or columns met
-but not filled) of a set of `d` cells of the `m x n` grid.
-Proof. Take the point `p` numbered `K f` in schedule order (the points before it number
-`K f`). A group with points on both sides of `p` (or at `p`) is live at `p`: resident,
-at most `Q` such, or spilled out, at most `z`. So all cells but at most `Q + z` have all
-or none of their points before `p`; let `f'` be the number with all. For slice `k` let
-`S_k` be the cells whose slice-`k` point lies before `p`: `f' <= |S_k| <= f' + Q + z`
-and the sizes add up to `K f`, so `f - Q - z <= f' <= f` and every `|S_k|` is in the
-window. A row `i` partial in `S_k` means `A[i][k]` has a use before `p` and one after it
-(or at it: only `p`'s own two sources), so at least `sum_k phi(|S_k|) - 2` sources have a
-gap with `p` inside it. At `p` at most `H` of those gaps are kept (`bounds.traffic`),
-and every gap not kept needs a spill of its own. Traffic, spill count and spill-in
-cycles are then the least over `z` of `w_acc z + w r(z)` (and alike), as there.
+minimum over `d` in a window `[f, f + Q + z]`, for any `0 <= f < m n`, where `phi(d)` is
+the least number of *partial* lines (rows or columns met but not filled) of a set of `d`
+cells of the `m x n` grid.
+Proof. Number the points in schedule order and take the point `p` right after the one
+that completes the `f`-th cell (`p = 0` for `f = 0`): exactly `f` cells have all their
+points before `p`. A cell with points on both sides of `p` (or at `p`) has its group
+live at `p`: resident, at most `Q` such, or spilled out, at most `z`. For slice `k` let
+`S_k` be the cells whose slice-`k` point lies before `p`: the `f` complete cells and
+some of those at most `Q + z`, so `|S_k|` is in the window. A row `i` partial in `S_k`
+means `A[i][k]` has a use before `p` and one after it (or at it: only `p`'s own two
+sources), so at least `sum_k phi(|S_k|) - 2` sources have a gap with `p` inside it. At
+`p` at most `H` of those gaps are kept (`bounds.traffic`), and every gap not kept needs a
+spill of its own. Traffic, spill count and spill-in cycles are then the least over `z`
+of `w_acc z + w r(z)` (and alike).
 `phi(d)`, `0 < d < m n` (0 at the ends), is the least of the cases of a set `S`: no
 full line (its rows times its columns hold it: `r + s` with `r s >= d`); a full row but
 no full column (every column is met and partial: `n`, one more when `n` does not divide
@@ -65,9 +65,8 @@ def cut_reloads(shape: tuple[int, int, int], hold: int) -> list[int]:
     cells = m * n
     window = np.array([least_lines(d, m, n) for d in range(cells + 1)], dtype=np.int64)
     out: list[int] = []
-    for half in range(cells + 1):  # window[f] = min phi over [f - half, f + half]
-        if half:
-            window = np.minimum(window, np.minimum(np.roll(window, 1), np.roll(window, -1)))
-            window[0] = window[cells] = 0
+    for width in range(cells + 1):  # window[f] = min phi over [f, f + width]
+        if width:
+            window[:cells] = np.minimum(window[:cells], window[1:])
         out.append(max(0, int(k * window[:cells].max()) - 2 - hold))
     return out
