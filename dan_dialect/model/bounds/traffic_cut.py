@@ -19,25 +19,31 @@ that completes the `f`-th cell (`p = 0` for `f = 0`): exactly `f` cells have all
 points before `p`. A cell with points on both sides of `p` (or at `p`) has its group
 live at `p`: resident, at most `Q` such, or spilled out, at most `z`. For slice `k` let
 `S_k` be the cells whose slice-`k` point lies before `p`: the `f` complete cells and
-some of those at most `Q + z`, so `|S_k|` is in the window. A row `i` partial in `S_k`
-means `A[i][k]` has a use before `p` and one after it (or at it: only `p`'s own two
-sources), so at least `sum_k phi(|S_k|) - 2` sources have a gap with `p` inside it. At
-`p` at most `H` of those gaps are kept (`bounds.traffic`), and every gap not kept needs a
-spill of its own. Traffic, spill count and spill-in cycles are then the least over `z`
-of `w_acc z + w r(z)` (and alike).
+some of those at most `Q + z`, so `|S_k|` is in the window. A row `i` (column `j`)
+partial in `S_k` means `A[i][k]` (`B[k][j]`) has a use before `p` and one after it (or
+at it: only `p`'s own two sources), so at least `sum_k phi(|S_k|) - 2` sources have a
+gap with `p` inside it. At `p` at most `H` of those gaps are kept (`bounds.traffic`),
+and every gap not kept needs a spill of its own. Traffic, spill count and spill-in
+cycles are then the least over `z` of `w_acc z + w r(z)` (and alike).
 `phi(d)`, `0 < d < m n` (0 at the ends), is the least of the cases of a set `S`: no
 full line (its rows times its columns hold it: `r + s` with `r s >= d`); a full row but
 no full column (every column is met and partial: `n`, one more when `n` does not divide
 `d`); the transpose (`m`, one more when `m` does not divide `d`); a full row and a full
 column (every line is met; the `m n - d` cells left lie in the non-full rows and
-columns: `r + s` with `r s >= m n - d`). On Matmul_Case0 (8 x 8 x 8, `H` 34): `phi(32)`
-is 8, so 64 - 36 = 28 reloads.
+columns: `r + s` with `r s >= m n - d`). On Matmul_Case0 (8 x 8 x 8, `H` 34, `Q` 2),
+`phi(d)` is 9 for `d` from 17 to 23 (8 at multiples of 8), so `f = 17` gives
+8 * 9 - 2 - 34 = 36 reloads.
+Limits. Counting cells does not get much further: with several cuts, each window between
+two cuts adds the lines it meets that were met before, less `H`, and an order by 4 x 4
+blocks of C tiles keeps that under `H` in most windows (a dynamic program over the cell
+counts gives at most 28 on Matmul_Case0); the gaps that no holding of `H` sources keeps,
+counted on the best orders found, are about 90. Where the space-time bound of
+`bounds.traffic` is larger (`--like Matmul_Case1`), it is the one reported.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
 
 
 def least_lines(d: int, m: int, n: int) -> int:
