@@ -75,4 +75,6 @@ def cut_reloads(shape: tuple[int, int, int], hold: int) -> list[int]:
         if width:
             window[:cells] = np.minimum(window[:cells], window[1:])
         out.append(max(0, int(k * window[:cells].max()) - 2 - hold))
+        if not out[-1]:  # nonincreasing: 0 from here on
+            return out + [0] * (cells - width)
     return out
