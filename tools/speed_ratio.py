@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -39,6 +40,14 @@ def build_kernel(like: str, copies: int, path: Path) -> int:
     big = join_graphs([base] * copies, f"{like}_x{copies}")
     write_graph_json(big, path)
     return big.n
+
+
+def _dan_opt() -> str:
+    """The `dan-opt` installed beside this Python (the one that runs the naive planner),
+    else the first on PATH: a version manager's launcher in front of one command only
+    would add its own start-up to one side."""
+    beside = Path(sys.executable).parent / "dan-opt"
+    return str(beside) if beside.exists() else shutil.which("dan-opt") or "dan-opt"
 
 
 def timed_run(cmd: list[str]) -> tuple[float, float]:
@@ -98,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
         work.mkdir(parents=True, exist_ok=True)
         kernel = work / f"{args.like}_x{args.copies}.json"
         n = build_kernel(args.like, args.copies, kernel)
-        ours_cmd = ["dan-opt", "--mpas", "--dlr", "--cpe", str(kernel), "-t", "plan", "-o", str(work / "ours")]
+        ours_cmd = [_dan_opt(), "--mpas", "--dlr", "--cpe", str(kernel), "-t", "plan", "-o", str(work / "ours")]
         naive_cmd = [sys.executable, str(args.naive), str(kernel), str(work / "naive")]
         print(f"kernel {kernel.name}: {n} nodes")
         naive_s: list[tuple[float, float]] = []
