@@ -103,6 +103,12 @@ def one_line_warnings(prog: str) -> None:
     warnings.showwarning = show
 
 
+KEPT: list[object] = []
+"""What a command body built and hands over to live until a `final` exit (the kernels of
+a run): freeing it object by object when the body returns is the teardown that exit
+skips."""
+
+
 def _quiet_exit(code: int) -> None:
     if sys.stderr is not None:
         sys.stderr.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 from dan.dialect.model.target import load_target
 from dan.lowering.io.formats import formats_help, formats_of
 from dan.lowering.io.frontends import FRONTENDS, is_graph_input, read_text
-from dan.tools.cli import USER_ERRORS, CliError, add_version, one_line, run, say, write_stdout
+from dan.tools.cli import KEPT, USER_ERRORS, CliError, add_version, one_line, run, say, write_stdout
 
 
 def named_pipelines() -> dict[str, str]:
@@ -118,6 +118,7 @@ def main(argv: list[str] | None = None) -> None:
                 raise CliError("--split-input-file writes IR: drop -t")
             return _split(args.input, request, warn, args.output)
         out = run_opt(request(), warn)
+        KEPT.append(out)
         if out.files is not None:
             from dan.lowering.io.backends import write_set
 
