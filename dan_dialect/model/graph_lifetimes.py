@@ -43,19 +43,19 @@ class LinkedBuffers(Protocol):
 class _Reach:
     """Searches over one link direction with a shared visit stamp per node."""
 
-    def __init__(self, links: list[list[int]], pos: list[int], buffers: int) -> None:
+    def __init__(self, links: list[list[int]], pos: list[int]) -> None:
         self.links = links
         self.pos = pos
         self.stamp = [0] * len(links)
         self.round = 0
-        self.m = buffers
-        self.proven: set[int] = set()
-        """`node * buffers + buffer` of the pairs known to be linked to the buffer's end node."""
+        self.proven: list[tuple[int, ...]] = [()] * len(links)
+        """Per node, the buffers it is known to be linked to the end node of (a few of the
+        node's own buffers: a short tuple, no hashing)."""
 
     def reaches(self, start: int, b: int, end: int, forward_bound: bool) -> bool:
         """True when `end` is reached from `start` over the links; nodes whose position
         is not strictly between start's side and `end` are never expanded."""
-        links, pos, stamp, proven, m = self.links, self.pos, self.stamp, self.proven, self.m
+        links, pos, stamp, proven = self.links, self.pos, self.stamp, self.proven
         self.round += 1
         r = self.round
         limit = pos[end]
@@ -64,7 +64,7 @@ class _Reach:
         while stack:
             x = stack.pop()
             for y in links[x]:
-                if y == end or y * m + b in proven:
+                if y == end or b in proven[y]:
                     return True
                 if stamp[y] != r and (pos[y] < limit if forward_bound else pos[y] > limit):
                     stamp[y] = r
@@ -92,42 +92,45 @@ def check_lifetimes(graph: LinkedBuffers, topo: list[int]) -> str | None:
     kinds, node_bufs, ids, buf_ids = graph.kinds, graph.node_bufs, graph.node_ids, graph.buf_ids
     problems: list[tuple[int, int, str]] = []  # (node index, rank of the buffer in the node, message)
     preds, succs, buf_alloc, buf_free = graph.preds, graph.succs, graph.buf_alloc, graph.buf_free
-    m = len(buf_ids)
-    down = _Reach(preds, pos, m)  # from a use back up to ALLOC
+    down = _Reach(preds, pos)  # from a use back up to ALLOC
     proven = down.proven
     for v in topo:
         kind = kinds[v]
         if kind == _ALLOC:
             continue
         links = preds[v]
+        linked = []
         for k, b in enumerate(node_bufs[v]):
             alloc = buf_alloc[b]
             for y in links:  # the one-step case of `reaches`, inline (most uses end here)
-                if y == alloc or y * m + b in proven:
+                if y == alloc or b in proven[y]:
                     break
             else:
                 if not down.reaches(v, b, alloc, forward_bound=False):
                     problems.append((v, k, _after_alloc_problem(graph, v, b, alloc)))
                     continue
-            proven.add(v * m + b)
+            linked.append(b)
+        proven[v] = tuple(linked)
     if problems:
         return min(problems)[2]
     del down
-    up = _Reach(succs, pos, m)  # from a use down to FREE
+    up = _Reach(succs, pos)  # from a use down to FREE
     proven = up.proven
     for v in reversed(topo):
         if kinds[v] != _OP:
             continue
         links = succs[v]
+        linked = []
         for k, b in enumerate(node_bufs[v]):
             free = buf_free[b]
             for y in links:  # the one-step case of `reaches`, inline
-                if y == free or y * m + b in proven:
+                if y == free or b in proven[y]:
                     break
             else:
                 if not up.reaches(v, b, free, forward_bound=True):
                     problems.append((v, k, f"node {ids[v]} uses buffer {buf_ids[b]} but the edges do not "
                                            f"order it before FREE node {ids[free]}"))
                     continue
-            proven.add(v * m + b)
+            linked.append(b)
+        proven[v] = tuple(linked)
     return min(problems)[2] if problems else None
