@@ -63,20 +63,27 @@ class Replaced:
 def hoist_spill_outs(order: list[int], n: int, preds: list[list[int]]) -> list[int]:
     """`order` with each SPILL_OUT (plan node `n + 2k`) just after the last node it
     waits for; the other nodes keep their relative order."""
-    pos = [0] * len(order)
+    size = len(order)
+    pos = [0] * size
     for i, v in enumerate(order):
         pos[v] = i
-    after: dict[int, list[int]] = {}  # position -> SPILL_OUTs that go right after it
-    for v in range(n, len(order), 2):
+    after: list[list[int] | None] = [None] * size  # position -> SPILL_OUTs that go right after it
+    hoisted = [False] * size
+    at = pos.__getitem__
+    for v in range(n, size, 2):
         if preds[v]:
-            after.setdefault(max(pos[u] for u in preds[v]), []).append(v)
-    hoisted = {v for outs in after.values() for v in outs}
+            i = max(map(at, preds[v]))
+            if after[i] is None:
+                after[i] = [v]
+            else:
+                after[i].append(v)  # type: ignore[union-attr]
+            hoisted[v] = True
     out: list[int] = []
-    for i, v in enumerate(order):
-        if v not in hoisted:
+    for v, outs in zip(order, after):
+        if not hoisted[v]:
             out.append(v)
-        if i in after:
-            out.extend(sorted(after[i], key=pos.__getitem__))
+        if outs is not None:
+            out.extend(sorted(outs, key=at) if len(outs) > 1 else outs)
     return out
 
 
