@@ -36,7 +36,17 @@ def spill_in_cycles(graph: KernelGraph, target: Core, b: int) -> int:
 
 def weighted_spill_cost(graph: KernelGraph, target: Core, b: int, l_byte: float, l_cyc: float) -> float:
     """`l_byte * traffic + l_cyc * (SPILL_OUT + SPILL_IN cycles)` of one spill of `b`."""
-    cycles = spill_in_cycles(graph, target, b)
-    if graph.buf_clean[b]:
-        return l_byte * graph.buf_size[b] + l_cyc * cycles
-    return l_byte * 2 * graph.buf_size[b] + l_cyc * 2 * cycles
+    cycles = spill_in_cycles(graph, target, b) + spill_out_cycles(graph, target, b)
+    return l_byte * spill_traffic(graph, b) + l_cyc * cycles
+
+
+def buffer_spill_costs(
+    graph: KernelGraph, target: Core, l_byte: float, l_cyc: float
+) -> tuple[list[float], list[int], list[int]]:
+    """`weighted_spill_cost`, `spill_in_cycles` and `spill_out_cycles` of every buffer,
+    with one `target.spill_cycles` per distinct size."""
+    by_size = {s: target.spill_cycles(s) for s in set(graph.buf_size)}
+    ins = [by_size[s] for s in graph.buf_size]
+    outs = [0 if clean else c for c, clean in zip(ins, graph.buf_clean)]
+    weighted = [l_byte * t + l_cyc * (i + o) for t, i, o in zip(spill_traffics(graph), ins, outs)]
+    return weighted, ins, outs

@@ -39,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dan.dialect.model.graph import ALLOC, FREE, KernelGraph, Plan
-from dan.dialect.model.spills import spill_in_cycles, spill_out_cycles, weighted_spill_cost
+from dan.dialect.model.spills import buffer_spill_costs
 from dan.dialect.model.target import Core
 from dan.dialect.model.timing import pipe_start, ready_time
 from dan.passes.dan.dlr.eviction_plan import eviction_plan, need_positions
@@ -78,9 +78,7 @@ class Scan:
         self.alignment = a = options.alignment
         nbuf = len(graph.buf_ids)
         self.footprint = [-(-s // a) * a for s in graph.buf_size]
-        self.spill_cost = [weighted_spill_cost(graph, target, b, options.l_byte, options.l_cyc) for b in range(nbuf)]
-        self.in_cycles = [spill_in_cycles(graph, target, b) for b in range(nbuf)]
-        self.out_cycles = [spill_out_cycles(graph, target, b) for b in range(nbuf)]
+        self.spill_cost, self.in_cycles, self.out_cycles = buffer_spill_costs(graph, target, options.l_byte, options.l_cyc)
         self.needs: list[list[int]] = [[] for _ in range(nbuf)]
         """Positions needing each buffer resident (its operations and its FREE)."""
         self.node_bufs = list(graph.node_bufs)
