@@ -152,3 +152,20 @@ def test_a_spill_costs_what_its_ddr_copy_leaves_to_move(producer: str) -> None:
     assert m.valid, m.violation
     assert {v: (m.start[v], m.finish[v]) for v in times} == times
     assert (m.makespan, m.spill_count, m.extra_traffic) == (makespan, 2, traffic)
+
+
+@pytest.mark.parametrize("producer", SPILL_TIMES, ids=["dirty", "clean"])
+def test_every_buffers_spill_prices_are_each_buffers(producer: str) -> None:
+    """`buffer_spill_costs` gives every buffer what the per-buffer rules give it."""
+    from dan.dialect.model.spills import buffer_spill_costs, spill_in_cycles, spill_out_cycles, weighted_spill_cost
+
+    graph = clean_and_dirty(producer)
+    buffers = range(len(graph.buf_ids))
+    for l_byte, l_cyc in ((1.0, 1.0), (0.3, 2.7)):
+        assert buffer_spill_costs(graph, CONTEST, l_byte, l_cyc) == (
+            [weighted_spill_cost(graph, CONTEST, b, l_byte, l_cyc) for b in buffers],
+            [spill_in_cycles(graph, CONTEST, b) for b in buffers],
+            [spill_out_cycles(graph, CONTEST, b) for b in buffers],
+        )
+    # d: 50 units, 2 * 50 + 150 = 250 cycles a spill node; dirty: written back and reloaded
+    assert weighted_spill_cost(graph, CONTEST, 1, 1.0, 1.0) == (2 * 50 + 2 * 250 if producer == "EXP" else 50 + 250)
