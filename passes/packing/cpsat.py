@@ -60,16 +60,17 @@ def warn_missing(what: str) -> bool:
     return False
 
 
-def cpsat(problem: Problem, limit: int, hint: list[int] | None = None) -> Packing:
+def cpsat(problem: Problem, limit: int, hint: list[int] | None = None, seeds: int = SEEDS) -> Packing:
     """A proven packing, or an unproven one (all -1) when CP-SAT finds none within the
-    limits derived from `limit` (search nodes); `exhausted` when it proves none exists.
-    Sizes are counted in units of their greatest common divisor."""
+    limits derived from `limit` (search nodes) split between `seeds` runs; `exhausted`
+    when it proves none exists. Sizes are counted in units of their greatest common
+    divisor."""
     return in_common_unit(
-        problem, lambda p, g: _cpsat(p, limit, [o // g if o >= 0 and o % g == 0 else -1 for o in hint or []])
+        problem, lambda p, g: _cpsat(p, limit, [o // g if o >= 0 and o % g == 0 else -1 for o in hint or []], seeds)
     )
 
 
-def _cpsat(problem: Problem, limit: int, hint: list[int]) -> Packing:
+def _cpsat(problem: Problem, limit: int, hint: list[int], seeds: int) -> Packing:
     from ortools.sat.python import cp_model
 
     n, cap = len(problem), problem.capacity
@@ -82,12 +83,12 @@ def _cpsat(problem: Problem, limit: int, hint: list[int]) -> Packing:
         if off >= 0:
             model.AddHint(y[i], off)
     conflicts = 0
-    for seed in range(SEEDS):
+    for seed in range(seeds):
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = seed
-        solver.parameters.max_deterministic_time = TIME_PER_NODE * limit / SEEDS
-        solver.parameters.max_number_of_conflicts = CONFLICTS_PER_NODE * limit // SEEDS
+        solver.parameters.max_deterministic_time = TIME_PER_NODE * limit / seeds
+        solver.parameters.max_number_of_conflicts = max(1, CONFLICTS_PER_NODE * limit // seeds)
         status = solver.Solve(model)
         conflicts += int(solver.NumConflicts())
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):

@@ -11,7 +11,7 @@ plan order (`dan.passes.packing.lifetimes`), and the lifetimes are packed group 
 group (groups no lifetime crosses, never skipped for their size): the greedy orders
 first, then the exact solvers in turn for a group they leave unplaced
 (`dan.passes.packing.portfolio.exact_group`: the canonical search, CP-SAT window by
-window, the sweep or skyline search, CP-SAT on the group). Where a group stays unpacked, the tier's capacity for the
+window, the sweep or skyline search, CP-SAT on the group, side by side on the cores). Where a group stays unpacked, the tier's capacity for the
 spill choice drops, over the positions of each lifetime the best greedy order left
 unplaced, to the live bytes there minus its size, and the tier's spills are chosen
 again (at most `ROUNDS` times). Sizes and the capacity are counted in units

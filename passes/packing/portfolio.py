@@ -1,35 +1,39 @@
-"""One tier's packing, group by group: greedy orders, then the exact solvers in turn.
+"""One tier's packing, group by group: greedy orders, then the exact solvers side by side.
 
 `pack(problem, limit)` splits the items into groups no lifetime crosses
 (`problem.components`: their packings combine freely; a group is never skipped for its
 size) and packs each with `pack_group`: the greedy orders first
 (`dan.passes.packing.heuristic.best_greedy`); for a group they leave unplaced, the
-exact solvers one after the other, each on its share of the group's budget (`limit`
-search nodes; CP-SAT's conflicts are counted at `CONFLICTS_PER_NODE` a node). A group
-with at least `FULL_SHARE` of its clique times full (tilings) goes first to CP-SAT
-window by window where full steps cut it (`dan.passes.packing.rolling`), then to the time
-sweep if it is full at every step (else the skyline search), CP-SAT on the whole group
-(the greedy offsets as its hint), and the canonical search
-(`dan.passes.packing.canonical`, MiniMalloc's ideas). Any other group (real
-allocation problems, where few or no steps are full) goes first to the canonical
-search, then CP-SAT on the whole group, the rolling search where full steps cut it,
-and the skyline search. CP-SAT runs only with OR-Tools installed.
-The first that packs the group or proves it cannot be packed decides. Every budget is
-counted work, never the clock, so the offsets do not depend on the machine or on how
-many cores it has. Nothing here imports xDSL.
+exact solvers of `steps`, each on its share of the group's budget (`limit` search
+nodes; CP-SAT's conflicts are counted at `CONFLICTS_PER_NODE` a node). A group with at
+least `FULL_SHARE` of its clique times full (tilings) goes first to the rolling searches
+(CP-SAT window by window where full steps cut it, `dan.passes.packing.rolling`, each
+search a step of its own), then to the time sweep if it is full at every step (else the
+skyline search), CP-SAT on the whole group (the greedy offsets as its hint), and the
+canonical search (`dan.passes.packing.canonical`, MiniMalloc's ideas). Any other group
+(real allocation problems, where few or no steps are full) goes first to a brief CP-SAT
+probe from the greedy offsets, then the canonical search, CP-SAT on the whole group, the
+rolling searches where full steps cut it, and the skyline search. CP-SAT runs only with
+OR-Tools installed. The steps run side by side on the cores
+(`dan.passes.packing.parallel.first_decisive`), and the first in this order that packs
+the group or proves it cannot be packed decides, as if they ran one after the other.
+Every budget is counted work, never the clock, so the offsets do not depend on the
+machine or on how many cores it has. Nothing here imports xDSL.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 from dan.passes.packing.canonical import canonical
 from dan.passes.packing.cpsat import cpsat, warn_missing
 from dan.passes.packing.exact import exact
 from dan.passes.packing.heuristic import best_greedy
 from dan.passes.packing.problem import Packing, Problem, components, on_clique_times
-from dan.passes.packing.rolling import cuts, full_steps, rolling
+from dan.passes.packing.parallel import first_decisive
+from dan.passes.packing.rolling import SEARCHES, cuts, full_steps, rolling_search
 from dan.passes.packing.sweep import is_tight, sweep
 
 MISSING = "the packing runs without CP-SAT and may leave buffers unplaced"
@@ -38,10 +42,15 @@ MISSING = "the packing runs without CP-SAT and may leave buffers unplaced"
 
 @dataclass(frozen=True)
 class Shares:
-    """Each exact solver's share of a group's budget (fractions of `limit`)."""
+    """Each exact solver's budget, in multiples of `limit`."""
 
+    probe: float = 0.005
+    """CP-SAT on the whole group from the greedy offsets, one seed, briefly: where the
+    greedy orders leave few items unplaced, it often completes the packing in a few
+    conflicts (its conflicts cost up to 25 ms each on real problems)."""
     canonical: float = 6.0
-    rolling: float = 1.0
+    rolling: float = 2.0
+    """Each of the rolling searches (`dan.passes.packing.rolling.SEARCHES`)."""
     search: float = 1.0
     cpsat: float = 1.0
 
@@ -87,24 +96,24 @@ def pack_group(sub: Problem, limit: int, missing: str = MISSING, search: bool = 
 
 
 def exact_group(sub: Problem, limit: int, hint: list[int], missing: str = MISSING) -> Packing:
-    """The exact solvers in turn (module docstring) on one group; `nodes` sums their work."""
+    """The exact solvers on one group, side by side on the cores, the first decisive in
+    `steps` order winning (module docstring); `nodes` sums their work up to it."""
+    return first_decisive([partial(solver, sub, max(1, int(share * limit))) for solver, share in steps(sub, hint, missing)])
+
+
+def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> list[tuple[Solver, float]]:
+    """The exact solvers for `sub` in the order their results count, each with its share
+    of the limit (module docstring)."""
     with_cpsat = warn_missing(missing)
     windows = with_cpsat and len(cuts(full_steps(sub), max(sub.ends, default=0))) > 2
     timed = on_clique_times(sub)
-    full = full_steps(timed)
     whole: Solver = lambda p, n: cpsat(p, n, hint)  # noqa: E731
+    probe: Solver = lambda p, n: cpsat(p, n, hint, seeds=1)  # noqa: E731
+    rolls: list[tuple[Solver, float]] = [(partial(rolling_search, k=k), SHARES.rolling) for k in range(len(SEARCHES))] if windows else []
     search: tuple[Solver, float] = (sweep if is_tight(sub) else exact, SHARES.search)
-    steps: list[tuple[Solver, float]]
-    if len(full) >= FULL_SHARE * max(timed.ends, default=1):
-        steps = ([(rolling, SHARES.rolling)] if windows else []) + [search]
-        steps += ([(whole, SHARES.cpsat)] if with_cpsat else []) + [(canonical, SHARES.canonical)]
-    else:
-        steps = [(canonical, SHARES.canonical)] + ([(whole, SHARES.cpsat)] if with_cpsat else [])
-        steps += ([(rolling, SHARES.rolling)] if windows else []) + [search]
-    spent = 0
-    for solver, share in steps:
-        found = solver(sub, int(share * limit))
-        spent += found.nodes
-        if found.proven or found.exhausted:
-            break
-    return replace(found, nodes=spent)
+    if not with_cpsat:
+        return [(canonical, SHARES.canonical), search]
+    if len(full_steps(timed)) >= FULL_SHARE * max(timed.ends, default=1):
+        return [*rolls, search, (whole, SHARES.cpsat), (canonical, SHARES.canonical)]
+    return [(probe, SHARES.probe), (canonical, SHARES.canonical), (whole, SHARES.cpsat), *rolls, search]
+

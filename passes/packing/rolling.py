@@ -77,6 +77,12 @@ def rolling(problem: Problem, limit: int, hint: list[int] | None = None) -> Pack
     return in_common_unit(on_clique_times(problem), lambda p, g: _restarts(p, CONFLICTS_PER_NODE * limit))
 
 
+def rolling_search(problem: Problem, limit: int, k: int) -> Packing:
+    """`rolling` with only the k-th of `SEARCHES`, on all of its budget (a portfolio
+    runs the searches as tasks of their own)."""
+    return in_common_unit(on_clique_times(problem), lambda p, g: _rolling(p, CONFLICTS_PER_NODE * limit, SEARCHES[k]))
+
+
 def _restarts(problem: Problem, budget: int) -> Packing:
     """`_rolling` with each of `SEARCHES` in turn, on its share of `budget`, until one
     finds a packing or proves that none exists."""

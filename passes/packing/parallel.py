@@ -1,0 +1,115 @@
+"""Exact solvers side by side on the machine's cores, with the winner a sequential run picks.
+
+`first_decisive(tasks)` runs `tasks` (each a zero-argument solver returning a
+`Packing` within its own counted budget) and returns the first in list order that is
+*decisive* (packs the group or proves it cannot be packed), `nodes` summing the work
+of it and every task before it; the last task's result when none is. That is exactly
+what running them one after the other gives, so the answer depends neither on the
+core count nor on which task ends first: up to `WORKERS` tasks run at once in forked
+processes, earliest first; once task k is decisive and every task before it is done,
+the later ones still running are stopped (their results could not count). Without
+`fork`, inside a daemon process (a pool worker) or with one core, the tasks run in
+turn in this process. Nothing here imports xDSL.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+from multiprocessing.connection import wait
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from dan.passes.packing.problem import Packing
+
+WORKERS = 2
+"""Most tasks running at once (the machine's cores, if fewer)."""
+
+Task = Callable[[], Packing]
+
+
+def decisive(found: Packing) -> bool:
+    """True when `found` packs its group or proves that no packing exists."""
+    return found.proven or found.exhausted
+
+
+def workers() -> int:
+    """How many tasks may run at once here (1: in turn, in this process)."""
+    if "fork" not in mp.get_all_start_methods() or mp.current_process().daemon:
+        return 1
+    return max(1, min(WORKERS, len(os.sched_getaffinity(0))))
+
+
+def first_decisive(tasks: Sequence[Task], width: int | None = None) -> Packing:
+    """The first decisive result of `tasks` in list order (module docstring); `width`
+    tasks at most at once (default `workers()`)."""
+    width = workers() if width is None else width
+    results = _in_turn(tasks) if width <= 1 or len(tasks) <= 1 else _side_by_side(tasks, width)
+    spent = 0
+    for found in results:
+        spent += found.nodes
+        if decisive(found):
+            break
+    return replace(found, nodes=spent)
+
+
+def _in_turn(tasks: Sequence[Task]) -> list[Packing]:
+    """Each task in turn up to the first decisive one."""
+    results = []
+    for task in tasks:
+        results.append(task())
+        if decisive(results[-1]):
+            break
+    return results
+
+
+def _run(task: Task, conn) -> None:  # noqa: ANN001 (a pipe end)
+    """A forked worker's body: send the task's result back."""
+    try:
+        conn.send(task())
+    finally:
+        conn.close()
+
+
+def _side_by_side(tasks: Sequence[Task], width: int) -> list[Packing]:
+    """The results of `tasks` up to the first decisive one in list order, up to `width`
+    running at once in forked processes."""
+    ctx = mp.get_context("fork")
+    done: dict[int, Packing] = {}
+    running: dict[int, tuple[mp.Process, object]] = {}
+    nxt = 0
+    try:
+        while True:
+            prefix = _prefix(done)
+            if prefix and (decisive(prefix[-1]) or len(prefix) == len(tasks)):
+                return prefix
+            last = min((k for k, found in done.items() if decisive(found)), default=len(tasks) - 1)
+            while nxt <= last and len(running) < width:
+                recv, send = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_run, args=(tasks[nxt], send), daemon=True)
+                proc.start()
+                send.close()
+                running[nxt] = (proc, recv)
+                nxt += 1
+            ready = wait([recv for _, recv in running.values()])
+            for k in [k for k, (_, recv) in running.items() if recv in ready]:
+                proc, recv = running.pop(k)
+                try:
+                    done[k] = recv.recv()
+                except EOFError as err:  # the worker died without an answer
+                    raise RuntimeError(f"packing worker {k} exited with code {proc.exitcode}") from err
+                proc.join()
+    finally:
+        for proc, _ in running.values():
+            proc.terminate()
+            proc.join()
+
+
+def _prefix(done: dict[int, Packing]) -> list[Packing]:
+    """The results of tasks 0, 1, ... that are done, up to the first decisive one or gap."""
+    out: list[Packing] = []
+    while len(out) in done:
+        out.append(done[len(out)])
+        if decisive(out[-1]):
+            break
+    return out
