@@ -11,9 +11,10 @@ least `FULL_SHARE` of its clique times full (tilings) goes first to the rolling 
 search a step of its own), then to the time sweep if it is full at every step (else the
 skyline search), CP-SAT on the whole group (the greedy offsets as its hint), and the
 canonical search (`dan.passes.packing.canonical`, MiniMalloc's ideas). Any other group
-(real allocation problems, where few or no steps are full) goes first to a brief CP-SAT
-probe from the greedy offsets, then the canonical search, CP-SAT on the whole group, the
-rolling searches where full steps cut it, and the skyline search. CP-SAT runs only with
+(real allocation problems, where few or no steps are full) goes first to a brief
+canonical search, a brief CP-SAT probe from the greedy offsets, then the canonical
+search, CP-SAT on the whole group, the rolling searches where full steps cut it, and
+the skyline search. CP-SAT runs only with
 OR-Tools installed. The steps run side by side on the cores
 (`dan.passes.packing.parallel.first_decisive`), and the first in this order that packs
 the group or proves it cannot be packed decides, as if they ran one after the other.
@@ -44,6 +45,9 @@ MISSING = "the packing runs without CP-SAT and may leave buffers unplaced"
 class Shares:
     """Each exact solver's budget, in multiples of `limit`."""
 
+    quick: float = 1.0
+    """The canonical search, briefly, before the probe: a group it packs with little
+    backtracking keeps the canonical offsets."""
     probe: float = 0.005
     """CP-SAT on the whole group from the greedy offsets, one seed, briefly: where the
     greedy orders leave few items unplaced, it often completes the packing in a few
@@ -122,5 +126,6 @@ def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> list[tuple[S
         return [(canonical, SHARES.canonical), search]
     if tight:
         return [*rolls, search, (whole, SHARES.cpsat), (canonical, SHARES.canonical)]
-    return [(probe, SHARES.probe), (canonical, SHARES.canonical), (whole, SHARES.cpsat), *rolls, search]
+    return [(canonical, SHARES.quick), (probe, SHARES.probe), (canonical, SHARES.canonical), (whole, SHARES.cpsat),
+            *rolls, search]
 
