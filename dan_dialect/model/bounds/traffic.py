@@ -1,7 +1,8 @@
 """A lower bound on the reloads that capacity forces on a tiled matmul, for every plan
 with a layout (docs/MODEL.md, "Layout and spills", "Traffic"): a space-time argument
-over the reuse grid of the copied operands. `forced_reloads` takes, per field, the larger
-of this bound and the one-cut bound of `bounds.traffic_cut` on a full grid.
+over the reuse grid of the copied operands. `forced_reloads` takes, per field, the largest
+of this bound and, on a full grid, the one-cut bound of `bounds.traffic_cut` and the
+disjoint-window bound of `bounds.traffic_windows`.
 
 Structure (checked on the graph; without it the bound is 0). `l0peak.linked_points`
 gives the *points* (operations fed by one-use *carriers* copied from *sources*) and
@@ -56,6 +57,7 @@ from dataclasses import dataclass
 
 from dan.dialect.model.bounds.l0peak import linked_points
 from dan.dialect.model.bounds.traffic_cut import cut_reloads
+from dan.dialect.model.bounds.traffic_windows import window_reloads
 from dan.dialect.model.graph import KernelGraph
 from dan.dialect.model.spills import spill_in_cycles, spill_traffic
 from dan.dialect.model.target import Core
@@ -246,14 +248,15 @@ def reload_bound(g: ReuseGrid) -> ReloadBound:
                        _least(cuts, g.acc_spill_in, g.spill_in, g.points))
 
 
-def _least(cuts: Callable[[int], int], per_group: int, per_gap: int, points: int) -> int:
+def _least(cuts: Callable[[int], int], per_group: int, per_gap: int, points: int, fine: int = 1) -> int:
     """A lower bound on `min over z >= 0 of per_group * z + per_gap * cuts(z)`, `cuts`
-    nonincreasing: on each doubling interval `[lo, hi)` of `z`, `per_group * lo +
-    per_gap * cuts(hi - 1)`; `cuts` is constant from `z = points` on."""
+    nonincreasing: on each interval `[lo, hi)` of `z` (`hi = lo + max(1, lo // fine)`:
+    doubling by default), `per_group * lo + per_gap * cuts(hi - 1)`; `cuts` is constant
+    from `z = points` on."""
     best = per_gap * cuts(0)
     lo = 0
     while True:
-        hi = max(1, 2 * lo)
+        hi = lo + max(1, lo // fine)
         r = cuts(hi - 1)
         best = min(best, per_group * lo + per_gap * r)
         if hi > points:
@@ -279,12 +282,32 @@ def cut_bound(g: ReuseGrid) -> ReloadBound:
     return ReloadBound(least(g.acc_unit, g.unit), least(1, 1), least(g.acc_spill_in, g.spill_in))
 
 
+def window_bound(g: ReuseGrid) -> ReloadBound:
+    """The disjoint-window bound of `bounds.traffic_windows` on a full grid (all zero
+    otherwise): the least over group spills `z` of the forced traffic, spills and SPILL_IN
+    cycles (`z` one by one up to 256, then on intervals of 0.4%)."""
+    if g.shape is None:
+        return ReloadBound()
+    r, settled = window_reloads(g.shape, g.hold, g.accumulators)
+    if not r(0):
+        return ReloadBound()
+    cache: dict[int, int] = {}
+
+    def cuts(z: int) -> int:
+        if z not in cache:
+            cache[z] = r(z)
+        return cache[z]
+
+    return ReloadBound(_least(cuts, g.acc_unit, g.unit, settled, 256), _least(cuts, 1, 1, settled, 256),
+                       _least(cuts, g.acc_spill_in, g.spill_in, settled, 256))
+
+
 def forced_reloads(graph: KernelGraph, target: Core) -> ReloadBound:
-    """The larger, per field, of `reload_bound` and `cut_bound` of the graph's reuse grid
-    (all zero without one)."""
+    """The largest, per field, of `reload_bound`, `cut_bound` and `window_bound` of the
+    graph's reuse grid (all zero without one)."""
     grid = reuse_grid(graph, target)
     if grid is None:
         return ReloadBound()
-    lw, cut = reload_bound(grid), cut_bound(grid)
-    return ReloadBound(max(lw.traffic, cut.traffic), max(lw.spills, cut.spills),
-                       max(lw.spill_in_cycles, cut.spill_in_cycles))
+    found = (reload_bound(grid), cut_bound(grid), window_bound(grid))
+    return ReloadBound(max(b.traffic for b in found), max(b.spills for b in found),
+                       max(b.spill_in_cycles for b in found))

@@ -1,0 +1,149 @@
+"""A disjoint-window lower bound on the reloads of a full tiled-matmul grid, for every
+plan with a layout (docs/MODEL.md, "Layout and spills", "Traffic"); it sits beside the
+bounds of `bounds.traffic` and `bounds.traffic_cut`, and reports take the largest.
+
+Structure. The full reuse grid of `bounds.traffic_cut`: `m x n` cells (groups), `K`
+slices, one point per cell and slice (`T = m n K`), the `a` source of a point is its
+(row, slice) pair and the `b` source its (slice, column) pair (`|X| = (m + n) K`).
+`H`, `Q`, `w`, `w_acc` and gaps are as in `bounds.traffic`; `z` counts group spills
+(one SPILL_OUT and one SPILL_IN each).
+
+Claim. Cut the schedule into `N = T // lam` windows of `lam` consecutive points (the
+rest is dropped). Every plan spills sources or carriers at least
+`r(z) = N hc(2 z / N) - |X|` times, where `hc` is the convex minorant of
+`e -> max(0, ceil(D(lam, 2Q + e)) - H - 2)` and `D(lam, c)` is the fewest sources a
+window of `lam` points can use when at most `c` of its cells are *partial* (have
+points both inside and outside it).
+Proof. (1) Border. A source used in window `W` and before it has one gap that ends at
+its first use in `W` and crosses `W`'s first point `p`; each gap is counted in one
+window only. At `p` at most `H` kept gaps have `p` inside them and 2 end at `p`
+(`bounds.traffic`), so at least `D_W - f_W - H - 2` of them are not kept, `D_W` the
+sources used in `W` and `f_W` those used there for the first time; each such gap needs
+a spill of its own. Summed over windows the `f_W` add up to at most `|X|`.
+(2) Partial cells. A cell with a point before `W` and one in it has its accumulator
+resident at `p` (at most `Q` such) or brings it back by a SPILL_IN inside `W`; alike at
+`W`'s last point with a SPILL_OUT inside `W`. So `W` has at most `2Q + e_W` partial
+cells, with `e_W` the group spill-ins and spill-outs inside `W`, and the `e_W` of the
+windows add up to at most `2 z`.
+(3) Sources of a window. With `F` cells whole inside `W` and `P = lam - K F` points of
+partial cells, slice `k` meets `F + p_k` cells (`0 <= p_k <= c`, the `p_k` adding up to
+`P`), and its sources are the rows plus the columns those cells meet, at least
+`cover(F + p_k)` (the fewest `r + s` with `r s` at least that many cells, `r <= m`,
+`s <= n`). The sum over slices is at least `K` times the convex minorant of `cover` on
+`[F, F + c]` at the mean `F + P / K` (Jensen); `D(lam, c)` is the least over `F`, and a
+window's count is a whole number. (4) Spread of spills. `D`, hence the per-window
+count, falls as `c` grows; by convexity the windows' counts add up to at least
+`N hc(mean e_W) >= N hc(2 z / N)`.
+The bound is the largest over a geometric grid of `lam` (ratio about 1.05) for each `z`,
+and then, as in `bounds.traffic`, the least over `z` of `w_acc z + w r(z)`.
+On `--like Matmul_Case1` (16 x 16 x 16, `H` 34, `Q` 2) `r(0)` is 1,378 and the least of
+`4 z + r(z)` is 1,196 (`z` about 90): traffic 153,088. On Matmul_Case0 (8 x 8 x 8) each
+window reuses too few sources beyond `H` and the count is 0.
+Work: per `lam`, per cell count `c` up to `m n` and per `F <= lam / K` one convex hull
+of at most `c + 1` points (cached); `lam` stops at `WINDOW_SLICES * K` points.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+WINDOW_SLICES = 40
+"""Longest window, in slices' worth of points (`lam <= WINDOW_SLICES * K`)."""
+
+_Hull = tuple[tuple[float, float], ...]
+
+
+def cover_table(m: int, n: int) -> list[int]:
+    """`cover(d)`, `d = 0 .. m n`: the fewest rows plus columns whose product holds `d` cells."""
+    out = [0]
+    for d in range(1, m * n + 1):
+        out.append(min(r + -(-d // r) for r in range(1, m + 1) if -(-d // r) <= n))
+    return out
+
+
+def lower_hull(points: list[tuple[float, float]]) -> _Hull:
+    """The lower convex hull of points sorted by `x` (distinct `x`)."""
+    hull: list[tuple[float, float]] = []
+    for x, y in points:
+        while len(hull) >= 2:
+            (x1, y1), (x2, y2) = hull[-2], hull[-1]
+            if (y2 - y1) * (x - x1) >= (y - y1) * (x2 - x1):
+                hull.pop()
+            else:
+                break
+        hull.append((x, y))
+    return tuple(hull)
+
+
+def hull_at(hull: _Hull, x: float) -> float:
+    """The lower hull's value at `x` (its last value past its end, its first before it)."""
+    if x <= hull[0][0]:
+        return hull[0][1]
+    for (x1, y1), (x2, y2) in zip(hull, hull[1:]):
+        if x <= x2:
+            return y1 + (y2 - y1) * (x - x1) / (x2 - x1)
+    return hull[-1][1]
+
+
+def window_sources(lam: int, c: int, k: int, cover: list[int], cache: dict[tuple[int, int], _Hull]) -> float:
+    """`D(lam, c)` of the module docstring (a real lower bound; `cover` from `cover_table`)."""
+    cells = len(cover) - 1
+    best = math.inf
+    for f in range(min(lam // k, cells) + 1):
+        p = lam - k * f
+        top = min(cells, f + c)
+        if p > c * (k - 1) or p > k * (top - f):
+            continue
+        if top == f:
+            best = min(best, k * cover[f])
+            continue
+        if (f, top) not in cache:
+            cache[(f, top)] = lower_hull([(d, cover[d]) for d in range(f, top + 1)])
+        best = min(best, k * hull_at(cache[(f, top)], f + p / k))
+    return best
+
+
+def _lengths(k: int, points: int) -> list[int]:
+    out: list[int] = []
+    lam = k
+    while lam <= min(points // 2, WINDOW_SLICES * k):
+        out.append(lam)
+        lam = max(lam + 1, int(lam * 1.05))
+    return out
+
+
+def window_reloads(shape: tuple[int, int, int], hold: int, accumulators: int) -> tuple[Callable[[int], int], int]:
+    """`z -> r(z)` of the module docstring for an `m x n x K` grid, `H = hold`,
+    `Q = accumulators` (nonincreasing in `z`; the best window length per `z`), and a
+    `z` from which on `r` is constant."""
+    m, n, k = shape
+    cells, points, sources = m * n, m * n * k, (m + n) * k
+    cover = cover_table(m, n)
+    cache: dict[tuple[int, int], _Hull] = {}
+    minorants: list[tuple[int, _Hull]] = []
+    for lam in _lengths(k, points):
+        steps: list[tuple[float, float]] = []
+        e = last = 0  # sampled at e; e' in (last, e] count at least as much as e
+        while True:
+            c = min(cells, 2 * accumulators + e)
+            d = window_sources(lam, c, k, cover, cache)
+            count = max(0, math.ceil(d - 1e-9) - hold - 2) if d < math.inf else 0
+            steps.append((last + 1 if e else 0, count))
+            if count == 0 or c == cells:
+                break
+            last, e = e, max(e + 1, int(e * 1.05))
+        if steps[0][1] > 0:
+            if steps[-1][1] > 0:  # past the last c every cell may be partial: no count
+                steps.append((steps[-1][0] + 1, 0))
+            minorants.append((points // lam, lower_hull(steps)))
+
+    settled = max((math.ceil(windows * hull[-1][0] / 2) for windows, hull in minorants), default=0)
+
+    def r(z: int) -> int:
+        best = 0.0
+        for windows, hull in minorants:
+            best = max(best, windows * hull_at(hull, 2 * z / windows) - sources)
+        return max(0, math.floor(best * (1 - 1e-9)))
+
+    return r, settled
