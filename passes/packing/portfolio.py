@@ -54,10 +54,9 @@ class Shares:
     conflicts (its conflicts cost up to 25 ms each on real problems)."""
     canonical: float = 6.0
     rolling: float = 2.0
-    """Each of the rolling searches (`dan.passes.packing.rolling.SEARCHES`) in their
-    second round, from scratch, on groups with many full steps; in the first (the only
-    one on other groups), together they have `cpsat`'s share (a search that needs many
-    conflicts often needs far fewer from another start)."""
+    """Each of the rolling searches (`dan.passes.packing.rolling.SEARCHES`) on a group
+    with many full steps (two run at once); on other groups, together they have
+    `cpsat`'s share."""
     search: float = 1.0
     cpsat: float = 1.0
 
@@ -117,10 +116,8 @@ def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> list[tuple[S
     whole: Solver = lambda p, n: cpsat(p, n, hint)  # noqa: E731
     probe: Solver = lambda p, n: cpsat(p, n, hint, seeds=1)  # noqa: E731
     tight = len(full_steps(timed)) >= FULL_SHARE * max(timed.ends, default=1)
-    rolls: list[tuple[Solver, float]] = []
-    rounds = (SHARES.cpsat / len(SEARCHES), SHARES.rolling)[: 2 if tight else 1]
-    for share in rounds if windows else ():
-        rolls += [(partial(rolling_search, k=k), share) for k in range(len(SEARCHES))]
+    share = SHARES.rolling if tight else SHARES.cpsat / len(SEARCHES)
+    rolls: list[tuple[Solver, float]] = [(partial(rolling_search, k=k), share) for k in range(len(SEARCHES))] if windows else []
     search: tuple[Solver, float] = (sweep if is_tight(sub) else exact, SHARES.search)
     if not with_cpsat:
         return [(canonical, SHARES.canonical), search]
