@@ -34,13 +34,20 @@ partial cells, slice `k` meets `F + p_k` cells (`0 <= p_k <= c`, the `p_k` addin
 window's count is a whole number. (4) Spread of spills. `D`, hence the per-window
 count, falls as `c` grows; by convexity the windows' counts add up to at least
 `N hc(mean e_W) >= N hc(2 z / N)`.
-The bound is the largest over a geometric grid of `lam` (ratio about 1.05) for each `z`,
-and then, as in `bounds.traffic`, the least over `z` of `w_acc z + w r(z)`.
-On `--like Matmul_Case1` (16 x 16 x 16, `H` 34, `Q` 2) `r(0)` is 1,378 and the least of
-`4 z + r(z)` is 1,196 (`z` about 90): traffic 153,088. On Matmul_Case0 (8 x 8 x 8) each
-window reuses too few sources beyond `H` and the count is 0.
-Work: per `lam`, per cell count `c` up to `m n` and per `F <= lam / K` one convex hull
-of at most `c + 1` points (cached); `lam` stops at `WINDOW_SLICES * K` points.
+The bound is the largest over a geometric grid of `lam` (ratio about 1.05) for each `z`
+(the count sampled on a grid of `e` of the same ratio, each sample standing for the
+`e` since the previous one: the count falls with `e`), and then, as in
+`bounds.traffic`, the least over `z` of `w_acc z + w r(z)`.
+On `--like Matmul_Case1` (16 x 16 x 16, `H` 34, `Q` 2) `r(0)` is 1,379 and the least of
+`4 z + r(z)` is 1,195 (`z` = 104): traffic 152,960, 2.07x below the 316,672 of
+`dan-best`. On Matmul_Case0 (8 x 8 x 8) no window reuses enough sources beyond `H`.
+Limits. The count charges the holding of `H` sources at a window's first point only:
+the gaps between uses inside a window (a window of a few whole cells reuses each of
+its rows' and columns' sources) are free to it. Accumulator spills let windows hold
+many half-done cells; a budget on the points of partial cells (each has points in two
+windows at least) was tried and does not bind there.
+Work: per `lam`, per sampled `c` and per `F <= lam / K` one convex hull of at most
+`c + 1` points (cached); `lam` stops at `WINDOW_SLICES * K` points.
 """
 
 from __future__ import annotations
