@@ -89,13 +89,7 @@ def _evict_cheapest_window(scan: Scan, t: int, b: int, protected: frozenset[int]
     if best is None:
         return None
     _, left, right = best
-    offset = blocks[left][0]
-    for block_start, block_end, c in blocks[left:right]:
-        if c >= 0:
-            scan.free_segments[t].give(block_start, block_end - block_start)
-            scan.spill_out(c)
-    scan.free_segments[t].take(offset, fp)
-    return offset
+    return _clear(scan, t, blocks[left:right], fp)
 
 
 def _evict_one(scan: Scan, t: int, fp: int, protected: frozenset[int], i: int) -> int | None:
@@ -118,11 +112,19 @@ def _evict_one(scan: Scan, t: int, fp: int, protected: frozenset[int], i: int) -
     if best is None:
         return None
     c = best[1]
-    at = offset[c]
-    scan.free_segments[t].give(at, footprint[c])
-    scan.spill_out(c)
-    scan.free_segments[t].take(at, fp)
-    return at
+    return _clear(scan, t, [(offset[c], offset[c] + footprint[c], c)], fp)
+
+
+def _clear(scan: Scan, t: int, window: list[tuple[int, int, int]], fp: int) -> int:
+    """Spill every resident of `window` (address blocks `(start, end, buffer)`, buffer
+    -1 for free space) and take `fp` units at its start; that offset."""
+    for block_start, block_end, c in window:
+        if c >= 0:
+            scan.free_segments[t].give(block_start, block_end - block_start)
+            scan.spill_out(c)
+    offset = window[0][0]
+    scan.free_segments[t].take(offset, fp)
+    return offset
 
 
 def _lead(live_cost: float, dead_cost: float, reuse: float | int, late: int, base: int, stall: float) -> tuple[int, float, float]:
