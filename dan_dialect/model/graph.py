@@ -242,7 +242,7 @@ def build_graph(
         buf_clean, buf_uses,
     )
     graph.forward = forward
-    problem = check_lifetimes(graph, list(range(n)) if forward else topological_order(graph))
+    problem = check_lifetimes(graph, topological_order(graph))
     if problem is not None:
         raise GraphError(problem)
     return graph

@@ -163,7 +163,7 @@ def _starting_plan(
     graph, and whether a block hoist is in it: the input, or its block hoist and
     re-placement when they make it faster (module docstring). The block hoist and the
     re-placement read the edges of no placement, so `touch_preds` serves them."""
-    work, start, finish, preds = plan, before.start, before.finish, before.preds
+    start, finish, preds = before.start, before.finish, before.preds
     cycles, pipes = node_cycles(graph, plan, target), node_pipes(graph, plan, target)
     hoisted, hoist_kept = None, False
     if options.block_reach and plan.offsets is not None:
