@@ -275,9 +275,11 @@ def cut_bound(g: ReuseGrid) -> ReloadBound:
     if not r or not r[0]:
         return ReloadBound()
 
-    def least(per_group: int, per_gap: int) -> int:
-        return min(per_group * (z if z < len(r) else len(r)) + per_gap * (r[z] if z < len(r) else 0)
-                   for z in range(len(r) + 1))
+    def cuts(z: int) -> int:
+        return r[z] if z < len(r) else 0
+
+    def least(per_group: int, per_gap: int) -> int:  # every z (intervals of one): the exact least
+        return _least(cuts, per_group, per_gap, len(r), fine=len(r) + 1)
 
     return ReloadBound(least(g.acc_unit, g.unit), least(1, 1), least(g.acc_spill_in, g.spill_in))
 
