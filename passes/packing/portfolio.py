@@ -120,7 +120,7 @@ def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> list[tuple[S
     rolls: list[tuple[Solver, float]] = [(partial(rolling_search, k=k), share) for k in range(len(SEARCHES))] if windows else []
     search: tuple[Solver, float] = (sweep if is_tight(sub) else exact, SHARES.search)
     if not with_cpsat:
-        return [(canonical, SHARES.canonical), search]
+        return [search, (canonical, SHARES.canonical)] if tight else [(canonical, SHARES.canonical), search]
     if tight:
         return [*rolls, search, (whole, SHARES.cpsat), (canonical, SHARES.canonical)]
     return [(canonical, SHARES.quick), (probe, SHARES.probe), (canonical, SHARES.canonical), (whole, SHARES.cpsat),
