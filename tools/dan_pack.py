@@ -24,8 +24,9 @@ from dan.tools.cli import CliError, add_version, run, say, write_stdout
 PROG = "dan-pack"
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and its finished workers (the solvers side by side)."""
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its finished child processes (the solvers it ran
+    side by side)."""
     return time.process_time() + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
 
 
@@ -53,9 +54,9 @@ def main(argv: list[str] | None = None) -> None:
             raise CliError("--limit must be at least 0")
         from dan.passes.packing.portfolio import pack
 
-        start, wall = _cpu(), time.perf_counter()
+        start, wall = cpu_seconds(), time.perf_counter()
         packing = pack(allocation.problem, args.limit, "dan-pack runs without CP-SAT")
-        took, wall = _cpu() - start, time.perf_counter() - wall
+        took, wall = cpu_seconds() - start, time.perf_counter() - wall
         n = len(allocation.problem)
         if not packing.proven:
             why = "no layout exists" if packing.exhausted else f"no complete layout found within --limit {args.limit}"

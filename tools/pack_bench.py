@@ -18,7 +18,6 @@ seconds and the wall-clock seconds. Every layout found is checked by the validat
 from __future__ import annotations
 
 import argparse
-import resource
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 from dan.dialect.model.target import LIMIT
 from dan.lowering.io.minimalloc_csv import read_allocation
 from dan.passes.packing.problem import Problem, violations
+from dan.tools.dan_pack import cpu_seconds
 from dan.tools.cli import CliError, add_version, run, write_stdout
 
 PROG = "dan-pack-bench"
@@ -113,17 +113,12 @@ def _make(omnimalloc, name: str, seconds: float, cls) -> Allocator:  # noqa: ANN
     return allocate
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and its finished child processes."""
-    return time.process_time() + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
-
-
 def measure(problem: Problem, allocate: Allocator) -> tuple[str, str, str]:
     """(fits, peak, "CPU seconds | wall seconds") of one allocator on one problem (the
     CPU of the workers it forked included)."""
-    start, wall = _cpu(), time.perf_counter()
+    start, wall = cpu_seconds(), time.perf_counter()
     offsets = allocate(problem)
-    took = f"{_cpu() - start:.1f} | {time.perf_counter() - wall:.1f}"
+    took = f"{cpu_seconds() - start:.1f} | {time.perf_counter() - wall:.1f}"
     if offsets is None:
         return "no", "-", took
     unbounded = Problem(problem.starts, problem.ends, problem.sizes, LIMIT)
