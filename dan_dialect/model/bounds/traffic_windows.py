@@ -8,23 +8,30 @@ slices, one point per cell and slice (`T = m n K`), the `a` source of a point is
 `H`, `Q`, `w`, `w_acc` and gaps are as in `bounds.traffic`; `z` counts group spills
 (one SPILL_OUT and one SPILL_IN each).
 
-Claim. Cut the schedule into `N = T // lam` windows of `lam` consecutive points (the
-rest is dropped). Every plan spills sources or carriers at least
-`r(z) = N hc(2 z / N) - |X|` times, where `hc` is the convex minorant of
-`e -> max(0, ceil(D(lam, 2Q + e)) - H - 2)` and `D(lam, c)` is the fewest sources a
-window of `lam` points can use when at most `c` of its cells are *partial* (have
-points both inside and outside it).
+Claim. Cut the schedule into `N = T // lam` windows of `lam` consecutive points, the
+first one starting at the first point (the rest is dropped). Every plan spills sources
+or carriers at least
+`r(z) = min over 0 <= e_1 <= 2 z of (N - 1) hc((2 z - e_1) / (N - 1)) + D(lam, Q + e_1) - |X|`
+times, where `hc` is the convex minorant of `e -> max(0, ceil(D(lam, 2Q + e)) - H - 2)`
+and `D(lam, c)` is the fewest sources a window of `lam` points can use when at most
+`c` of its cells are *partial* (have points both inside and outside it).
 Proof. (1) Border. A source used in window `W` and before it has one gap that ends at
 its first use in `W` and crosses `W`'s first point `p`; each gap is counted in one
 window only. At `p` at most `H` kept gaps have `p` inside them and 2 end at `p`
 (`bounds.traffic`), so at least `D_W - f_W - H - 2` of them are not kept, `D_W` the
 sources used in `W` and `f_W` those used there for the first time; each such gap needs
 a spill of its own. Summed over windows the `f_W` add up to at most `|X|`.
+(1') First window. Every source the first window `W_1` uses is used there for the
+first time (`f_1 = D_1`), so its own count is 0 and the other windows' `f_W` add up to
+at most `|X| - D_1`: the reloads are at least the sum over `W != W_1` of
+`max(0, D_W - H - 2)`, plus `D_1`, less `|X|`. (Counting `W_1` like the others would
+give it `max(0, D_1 - H - 2) - D_1 <= -min(D_1, H + 2)`: this is what the first window
+adds, up to `H + 2`.)
 (2) Partial cells. A cell with a point before `W` and one in it has its accumulator
 resident at `p` (at most `Q` such) or brings it back by a SPILL_IN inside `W`; alike at
 `W`'s last point with a SPILL_OUT inside `W`. So `W` has at most `2Q + e_W` partial
 cells, with `e_W` the group spill-ins and spill-outs inside `W`, and the `e_W` of the
-windows add up to at most `2 z`.
+windows add up to at most `2 z`; `W_1` has no point before it, so at most `Q + e_1`.
 (3) Sources of a window. With `F` cells whole inside `W` and `P = lam - K F` points of
 partial cells, slice `k` meets `F + p_k` cells (`0 <= p_k <= c`, the `p_k` adding up to
 `P`), and its sources are the rows plus the columns those cells meet, at least
@@ -32,20 +39,28 @@ partial cells, slice `k` meets `F + p_k` cells (`0 <= p_k <= c`, the `p_k` addin
 `s <= n`). The sum over slices is at least `K` times the convex minorant of `cover` on
 `[F, F + c]` at the mean `F + P / K` (Jensen); `D(lam, c)` is the least over `F`, and a
 window's count is a whole number. (4) Spread of spills. `D`, hence the per-window
-count, falls as `c` grows; by convexity the windows' counts add up to at least
-`N hc(mean e_W) >= N hc(2 z / N)`.
-The bound is the largest over a geometric grid of `lam` (ratio about 1.05) for each `z`
-(the count sampled on a grid of `e` of the same ratio, each sample standing for the
-`e` since the previous one: the count falls with `e`), and then, as in
-`bounds.traffic`, the least over `z` of `w_acc z + w r(z)`.
-On `--like Matmul_Case1` (16 x 16 x 16, `H` 34, `Q` 2) `r(0)` is 1,379 and the least of
-`4 z + r(z)` is 1,195 (`z` = 104): traffic 152,960, 2.07x below the 316,672 of
-`dan-best`. On Matmul_Case0 (8 x 8 x 8) no window reuses enough sources beyond `H`.
+count, falls as `c` grows; by convexity the other windows' counts add up to at least
+`(N - 1) hc(mean e_W) >= (N - 1) hc((2 z - e_1) / (N - 1))`, and `e_1` is the
+adversary's to choose.
+The bound is the largest over window lengths `lam = T // N` (for each count `N` of
+windows the longest, which leaves the fewest points out: a longer window holds a
+shorter one, so its count is at least as large; every `N` up to 64, then a grid of
+ratio about 1.03) for each `z`. The count is sampled on
+a grid of `e` of ratio about 1.05, each sample standing for the `e` since the
+previous one (the count falls with `e`); so is `D(lam, Q + e_1)`, the least over
+`e_1` taken at each sample's smallest `e_1` for the other windows and its largest for
+`W_1`. Then, as in `bounds.traffic`, the least over `z` of `w_acc z + w r(z)`.
+On `--like Matmul_Case1` (16 x 16 x 16, `H` 34, `Q` 2) `r(0)` is 1,415 and the least of
+`4 z + r(z)` is 1,241 (`z` = 104, windows of 178 points): traffic 158,848, 1.99x
+below the 316,672 of `dan-best` (1,203 without the first window's term, 1,195 with
+neither it nor the lengths `T // N`). On Matmul_Case0 (8 x 8 x 8)
+the count is 26 reloads, below the 36 of `bounds.traffic_cut`.
 Limits. The count charges the holding of `H` sources at a window's first point only:
 the gaps between uses inside a window (a window of a few whole cells reuses each of
 its rows' and columns' sources) are free to it. Accumulator spills let windows hold
 many half-done cells; a budget on the points of partial cells (each has points in two
-windows at least) was tried and does not bind there.
+windows at least) was tried and does not bind there. Matmul_Case0 has too few points
+per source for any set of cuts to see what its orders pay (`bounds.traffic_cut`).
 Work: per `lam`, per sampled `c` and per `F <= lam / K` one convex hull of at most
 `c + 1` points (cached); `lam` stops at `WINDOW_SLICES * K` points.
 """
@@ -54,6 +69,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+
+import numpy as np
 
 WINDOW_SLICES = 40
 """Longest window, in slices' worth of points (`lam <= WINDOW_SLICES * K`)."""
@@ -112,12 +129,39 @@ def window_sources(lam: int, c: int, k: int, cover: list[int], cache: dict[tuple
 
 
 def _lengths(k: int, points: int) -> list[int]:
+    """Window lengths `T // N` (the longest with `N` windows: the fewest points left over)
+    for every `N` from 2 on, between `K` and `WINDOW_SLICES * K` points; past `N = 64`
+    the `N` grow by about 3% a step."""
     out: list[int] = []
-    lam = k
-    while lam <= min(points // 2, WINDOW_SLICES * k):
-        out.append(lam)
-        lam = max(lam + 1, int(lam * 1.05))
-    return out
+    count = 2
+    while True:
+        lam = points // count
+        if lam < k:
+            return out
+        if lam <= WINDOW_SLICES * k and (not out or lam < out[-1]):
+            out.append(lam)
+        count = count + 1 if count < 64 else max(count + 1, int(count * 1.03))
+
+
+def _first_window(lam: int, accumulators: int, k: int, cover: list[int],
+                  cache: dict[tuple[int, int], _Hull]) -> tuple[np.ndarray, np.ndarray]:
+    """Samples `(lo, g)` of the first window's least sources: every spill count `e_1 >= lo`
+    up to the next sample's `lo` has `D_1 >= g` (`D` with at most `Q + e_1` partial
+    cells: nonincreasing in `e_1`); the last sample covers every larger `e_1`."""
+    cells = len(cover) - 1
+    los: list[int] = []
+    gs: list[int] = []
+    e = last = 0
+    while True:
+        c = min(cells, accumulators + e)
+        d = window_sources(lam, c, k, cover, cache)
+        g = math.ceil(d - 1e-9) if d < math.inf else 0
+        if not gs or g < gs[-1]:  # a sample with the same g and a larger lo adds nothing
+            los.append(last + 1 if e else 0)
+            gs.append(g)
+        if c == cells:
+            return np.array(los, dtype=np.float64), np.array(gs, dtype=np.float64)
+        last, e = e, max(e + 1, int(e * 1.05))
 
 
 def window_reloads(shape: tuple[int, int, int], hold: int, accumulators: int) -> tuple[Callable[[int], int], int]:
@@ -128,7 +172,8 @@ def window_reloads(shape: tuple[int, int, int], hold: int, accumulators: int) ->
     cells, points, sources = m * n, m * n * k, (m + n) * k
     cover = cover_table(m, n)
     cache: dict[tuple[int, int], _Hull] = {}
-    minorants: list[tuple[int, _Hull]] = []
+    families: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    settled = 0
     for lam in _lengths(k, points):
         steps: list[tuple[float, float]] = []
         e = last = 0  # sampled at e; e' in (last, e] count at least as much as e
@@ -140,17 +185,24 @@ def window_reloads(shape: tuple[int, int, int], hold: int, accumulators: int) ->
             if count == 0 or c == cells:
                 break
             last, e = e, max(e + 1, int(e * 1.05))
-        if steps[0][1] > 0:
-            if steps[-1][1] > 0:  # past the last c every cell may be partial: no count
-                steps.append((steps[-1][0] + 1, 0))
-            minorants.append((points // lam, lower_hull(steps)))
-
-    settled = max((math.ceil(windows * hull[-1][0] / 2) for windows, hull in minorants), default=0)
+        if steps[0][1] == 0:
+            continue
+        if steps[-1][1] > 0:  # past the last c every cell may be partial: no count
+            steps.append((steps[-1][0] + 1, 0))
+        hull = lower_hull(steps)
+        others = points // lam - 1
+        los, gs = _first_window(lam, accumulators, k, cover, cache)
+        xs = np.array([x for x, _ in hull], dtype=np.float64)
+        ys = np.array([y for _, y in hull], dtype=np.float64)
+        families.append((others, xs, ys, los, gs))
+        settled = max(settled, math.ceil((others * xs[-1] + los[-1]) / 2))
 
     def r(z: int) -> int:
         best = 0.0
-        for windows, hull in minorants:
-            best = max(best, windows * hull_at(hull, 2 * z / windows) - sources)
+        for others, xs, ys, los, gs in families:
+            take = los <= 2 * z  # e_1 in [lo, next lo): D_1 >= g, the others' spills <= 2z - lo
+            rest = others * np.interp((2 * z - los[take]) / others, xs, ys)
+            best = max(best, float((rest + gs[take]).min()) - sources)
         return max(0, math.floor(best * (1 - 1e-9)))
 
     return r, settled
