@@ -21,7 +21,7 @@ from dan.dialect.model.target import CONTEST, Core
 from dan.lowering.gen.synthetic import tiled_matmul
 from dan.passes.dan.cpe.options import CpeOptions
 from dan.passes.dan.cpe.reorder import cpe
-from dan.passes.dan.cpe.replace import Replaced, hoist_spill_outs, re_place, slotted_tiers
+from dan.passes.dan.cpe.replace import Replaced, _Spans, hoist_spill_outs, re_place, slotted_tiers
 from tests.shared_data import CASES
 from tests.cpe_cases import BIG, alloc, check_cpe, free, op, pipeline, random_plans, spill_example, staying_events
 
@@ -206,3 +206,27 @@ def test_default_cpe_shortens_the_mpas_dlr_plans(case: str) -> None:
     before, after = replay(graph, plan, CONTEST).makespan, replay(graph, out, CONTEST).makespan
     assert after < 0.983 * before
     assert cpe(graph, plan, CONTEST, CpeOptions()) == out  # deterministic
+
+
+def _sweep_gaps(ranges: list[tuple[int, int]], capacity: int) -> list[tuple[int, int]]:
+    """The gaps a sweep over `ranges` finds, as `re_place` sweeps (touching ranges join;
+    an empty range off every other splits a gap)."""
+    gaps, x = [], 0
+    for lo, hi in sorted(ranges):
+        if lo > x:
+            gaps.append((x, lo))
+        x = max(x, hi)
+    return gaps + ([(x, capacity)] if capacity > x else [])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    ranges=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 12)), min_size=1, max_size=40).map(
+        lambda pairs: [(lo, lo + w) for lo, w in pairs]
+    ),
+    data=st.data(),
+)
+def test_spans_cover_finds_the_gaps_of_the_ranges_themselves(ranges: list[tuple[int, int]], data: st.DataObject) -> None:
+    i = data.draw(st.integers(0, len(ranges)))
+    j = data.draw(st.integers(i, len(ranges)))
+    assert _sweep_gaps(_Spans(ranges).cover(i, j), 80) == _sweep_gaps(ranges[i:j], 80)

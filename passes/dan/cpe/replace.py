@@ -33,7 +33,10 @@ placement took the slot) and only SPILL_INs look for other ranges: CPE's fallbac
 when moving every placement makes the plan slower.
 
 Cost: one scan of the order, plus per placement whose own range makes it wait the
-placements resident with it in its tier (few: a tier holds few buffers).
+placements resident with it in its tier: the earlier ones directly (a tier holds few
+buffers), the later ones of a tier that is not slotted as unions from a segment tree
+over the tier's placements (`_Spans`: a long residency meets many of them), and the
+candidate offsets by address until one lets it start as early as its inputs allow.
 Nothing here imports xDSL.
 """
 
@@ -142,6 +145,55 @@ class _Placements:
                 self.placed_by[v] = current[b]
 
 
+class _Spans:
+    """The address ranges of one tier's placements (in order), as unions over index
+    ranges: a segment tree whose nodes hold the union of their placements' ranges
+    (sorted, ranges that overlap or touch joined, so a sweep over it finds the same
+    gaps as over the ranges themselves). Built when first asked, from the offsets then:
+    a query asks only for placements after the current one, whose offsets are still
+    the input's, and a node serves only queries inside its own index range."""
+
+    def __init__(self, ranges: list[tuple[int, int]]) -> None:
+        width = 1
+        while width < len(ranges):
+            width *= 2
+        self.width = width
+        self.tree: list[list[tuple[int, int]]] = [[] for _ in range(2 * width)]
+        for k, r in enumerate(ranges):
+            self.tree[width + k] = [r]
+        for k in range(width - 1, 0, -1):
+            self.tree[k] = _union(self.tree[2 * k], self.tree[2 * k + 1])
+
+    def cover(self, i: int, j: int) -> list[tuple[int, int]]:
+        """The ranges of placements `i..j-1` (unsorted pieces of their union)."""
+        parts: list[tuple[int, int]] = []
+        lo, hi, tree = i + self.width, j + self.width, self.tree
+        while lo < hi:
+            if lo & 1:
+                parts += tree[lo]
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                parts += tree[hi]
+            lo >>= 1
+            hi >>= 1
+        return parts
+
+
+def _union(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The union of two unions of ranges (sorted; overlapping or touching ranges joined)."""
+    if not a or not b:
+        return a or b
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(a + b):
+        if out and lo <= out[-1][1]:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
+
+
 def re_place(
     graph: KernelGraph, plan: Plan, target: Core, preds: list[list[int]], cycles: list[int], pipes: list[int],
     reloads_only: bool = False,
@@ -178,12 +230,16 @@ def re_place(
                 ready = finish[release[q]]
         return ready
 
+    spans: list[_Spans | None] = [None] * len(capacity)
+
     def free_gaps(p: int, t: int) -> list[tuple[int, int]]:
         """Address ranges no placement resident together with `p` occupies."""
-        later = []
+        later: list[tuple[int, int]] = []
         if not slotted[t]:  # later placements keep their offsets until their turn
             starts, nodes = places.starts[t], places.nodes[t]
-            later = [(at[q], at[q] + size[buf[q]]) for q in nodes[bisect_right(starts, pos[p]) : bisect_left(starts, pos[release[p]])]]
+            if spans[t] is None:
+                spans[t] = _Spans([(at[q], at[q] + size[buf[q]]) for q in nodes])
+            later = spans[t].cover(bisect_right(starts, pos[p]), bisect_left(starts, pos[release[p]]))
         gaps, x = [], 0
         for lo, hi in sorted(residents[t] + later) if later else residents[t]:
             if lo > x:
@@ -213,7 +269,7 @@ def re_place(
                     break
             else:
                 return own
-        for lo, hi in free_gaps(v, t):
+        for lo, hi in free_gaps(v, t):  # by address: the first offset ready in time wins
             if hi - lo < s:
                 continue
             candidates = {lo, hi - s}
@@ -221,8 +277,10 @@ def re_place(
                 if run.starts[k] + s > hi:
                     break
                 candidates.add(run.starts[k])
-            for off in candidates:
+            for off in sorted(candidates):
                 best = min(best, (max(reuse_ready(run, off, off + s), ready), 1, off))
+                if best[0] == ready:
+                    return best[2]
         return best[2]
 
     for v in order:
