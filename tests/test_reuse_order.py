@@ -88,6 +88,21 @@ def test_expansion_keeps_one_live_buffer_per_l0_tier_on_a_tiled_matmul() -> None
         assert metrics.valid and metrics.l0_rule
 
 
+def test_lockstep_pairs_reload_less_when_two_rows_of_a_fill_l1() -> None:
+    # 16 L1 tiles hold two rows of A (2 x 8): in lockstep, a pair of C tiles of one
+    # column uses each B tile one step apart, so B streams through and A stays
+    graph = tiled_matmul(6, 6, 8)
+    tight = Core("tight", (16 * 128, *CONTEST.capacity[1:]))
+    traffic = []
+    for paired in (False, True):
+        order = reuse_order(graph, tight, ReuseOptions(paired=paired))
+        check_order(graph, order)
+        metrics = replay(graph, dlr(graph, order, tight), tight)
+        assert metrics.valid
+        traffic.append(metrics.extra_traffic)
+    assert traffic[1] < 0.8 * traffic[0]
+
+
 def _loads(sizes: dict[str, int], steps: list[str]) -> tuple:
     """A chain kernel of L1 buffers: `A x`, `F x`, `COPY_IN x` (clean) or `X x y`."""
     ids = {name: i for i, name in enumerate(sizes)}

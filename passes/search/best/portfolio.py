@@ -98,18 +98,21 @@ def orders(objective: str, target: Core) -> list[OrderSpec]:
     """The orders tried for `objective` on `target`, strongest first. Every MPAS order
     keeps the L0 rule (MPAS without the rule moves residency into L0 and spills far
     more); so does prefetch, except the double-buffered variants, which serve the
-    layout objectives only. The reuse orders (banded traversals that reload less) lead
-    for those. A prefetch setting that names a pipe or tier `target` lacks is skipped."""
+    layout objectives only. The reuse orders (banded traversals that reload less, plain
+    and with their groups in lockstep pairs) lead for those. A prefetch setting that names a pipe or tier `target` lacks is skipped."""
     policies = [MpasOptions(policy) for policy in POLICIES]
     reuse, moves = ReuseOptions(), all_moves(target)
     if objective == "peak":
         chosen = [OrderSpec(p, (LOADS,)) for p in policies] + [OrderSpec(p) for p in policies]
         chosen += [OrderSpec(p, (LOADS_PEAK,)) for p in policies] + [OrderSpec(p, (moves,)) for p in policies]
         return _usable(chosen + [OrderSpec(reuse, (LOADS,))], target)
-    chosen = [OrderSpec(reuse, (LOADS,)), OrderSpec(reuse)] + [OrderSpec(p, (LOADS,)) for p in policies]
+    chosen = [OrderSpec(reuse, (LOADS,)), OrderSpec(reuse)]
     if objective == "makespan":  # load-bound kernels: switches of inputs spread over a pair
-        chosen.insert(2, OrderSpec(reuse, pairs=PairOptions()))
-        chosen[3:3] = GATED
+        chosen.append(OrderSpec(reuse, pairs=PairOptions()))
+    chosen.append(OrderSpec(replace(reuse, paired=True), (LOADS,)))  # lockstep pairs
+    if objective == "makespan":
+        chosen += GATED
+    chosen += [OrderSpec(p, (LOADS,)) for p in policies]
     chosen += [OrderSpec(p, (moves,)) for p in policies] + [OrderSpec(reuse, (moves,))]
     chosen += [OrderSpec(reuse, (LOADS, L0_DOUBLE))] + [OrderSpec(p, (LOADS, L0_DOUBLE)) for p in policies]
     chosen += [OrderSpec(p, (moves, L0_DOUBLE)) for p in policies]
@@ -163,10 +166,10 @@ def layouts(objective: str) -> list[LayoutSpec]:
 STREAM_UNITS = 1
 """A stream layout (one scan, no CPE: CPE measured no gain on its plans): about a third
 of a DLR layout's work."""
-STREAM_ORDERS = 3
+STREAM_ORDERS = 4
 """The makespan objective lays out this many leading orders of the portfolio (the
-reuse orders, plain and paired, built for load-bound kernels) with each of `streams()`
-as well."""
+reuse orders, plain, paired and in lockstep pairs, built for load-bound kernels) with
+each of `streams()` as well."""
 
 
 def streams() -> list[LayoutSpec]:

@@ -15,12 +15,17 @@ Expansion (`expand`) emits, group by group, the sink's not yet emitted ancestors
 depth-first post-order (a node's deepest predecessor first, so a chain of work finishes
 before the next chain's buffers are allocated, and each ALLOC lands right before its
 producer) and every FREE as soon as its predecessors are out. Any group sequence thus
-gives a topological order. Nothing here imports xDSL.
+gives a topological order. With `paired`, the estimate and every expansion have the
+groups of each consecutive pair interleaved step by step (`reuse.pairs`, `LOCKSTEP`):
+on a tiled matmul, two C tiles of one column then use each B tile one step apart, and
+a band of two rows keeps its A tiles resident while B streams through. Nothing here
+imports xDSL.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import zip_longest
 from dataclasses import dataclass
 
 from dan.dialect.model.graph import ALLOC, FREE, OP, KernelGraph
@@ -29,6 +34,7 @@ from dan.dialect.model.spills import spill_traffics
 from dan.passes.pipeline.options import check_at_least
 from dan.passes.search.reuse.cost import reload_traffic, stream_traffic
 from dan.passes.search.reuse.groups import Grid, Groups, find_grid, find_groups, group_bits
+from dan.passes.search.reuse.pairs import LOCKSTEP, interleave_pairs
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,10 @@ class ReuseOptions:
     expanded: int = 3
     """How many sequences, best by the shared-input estimate, are expanded into full
     orders and priced by `reload_traffic` (>= 1)."""
+    paired: bool = False
+    """Estimate, expand and price every sequence with its groups interleaved two by two
+    in lockstep (`reuse.pairs`, no lead): an input both groups of a pair use is then
+    needed only for a step or two, so the pair's other inputs can stay resident."""
 
     def __post_init__(self) -> None:
         check_at_least("reuse-order", "max_band", self.max_band, 0)
@@ -52,11 +62,13 @@ def reuse_order(graph: KernelGraph, target: Core, options: ReuseOptions = ReuseO
     """The candidate order (see module doc) with the least estimated reload traffic."""
     groups = find_groups(graph)
     sequences = candidate_sequences(groups, options)
-    estimate = shared_input_estimate(graph, groups, target)
+    estimate = shared_input_estimate(graph, groups, target, options.paired)
     ranked = sorted(range(len(sequences)), key=lambda k: (estimate(sequences[k]), k))
     best: tuple[int, list[int]] | None = None
     for k in ranked[: options.expanded]:
         order = expand(graph, [groups.sinks[g] for g in sequences[k]])
+        if options.paired:
+            order = interleave_pairs(graph, order, target, LOCKSTEP) or order
         traffic = reload_traffic(graph, order, target)
         if best is None or traffic < best[0]:
             best = (traffic, order)
@@ -83,11 +95,14 @@ def candidate_sequences(groups: Groups, options: ReuseOptions) -> list[list[int]
     return list(unique.values())
 
 
-def shared_input_estimate(graph: KernelGraph, groups: Groups, target: Core) -> Callable[[list[int]], int]:
+def shared_input_estimate(
+    graph: KernelGraph, groups: Groups, target: Core, paired: bool = False
+) -> Callable[[list[int]], int]:
     """A cheap price of a group sequence: the reload traffic of next-use eviction over
     the shared buffers alone, each group touching its shared buffers in the order of
-    their first use by its own nodes (the nodes of the fewest groups first; a buffer appears at its first touch, leaves after
-    its last)."""
+    their first use by its own nodes (the nodes of the fewest groups first; a buffer
+    appears at its first touch, leaves after its last); when `paired`, the touches of
+    the groups of each pair alternate, as `reuse.pairs` interleaves their steps."""
     touches: list[list[tuple[int, int]]] = [[] for _ in groups.sinks]
     for b, uses in enumerate(graph.buf_uses):
         line = 0
@@ -107,7 +122,7 @@ def shared_input_estimate(graph: KernelGraph, groups: Groups, target: Core) -> C
     reload = spill_traffics(graph)
 
     def estimate(sequence: list[int]) -> int:
-        stream = [b for g in sequence for b in group_bufs[g]]
+        stream = _touches([group_bufs[g] for g in sequence], paired)
         last = {b: i for i, b in enumerate(stream)}
         steps: list[tuple[int, tuple[int, ...]]] = []
         seen: set[int] = set()
@@ -121,6 +136,14 @@ def shared_input_estimate(graph: KernelGraph, groups: Groups, target: Core) -> C
         return stream_traffic(steps, graph.buf_size, graph.buf_tier, reload, target.capacity)
 
     return estimate
+
+
+def _touches(per_group: list[list[int]], paired: bool) -> list[int]:
+    """The groups' touches one group after another, or alternating within each pair."""
+    if not paired:
+        return [b for touches in per_group for b in touches]
+    pairs = (zip_longest(*per_group[k : k + 2]) for k in range(0, len(per_group), 2))
+    return [b for pair in pairs for step in pair for b in step if b is not None]
 
 
 def serpentine(grid: Grid, height: int, transpose: bool = False) -> list[int]:

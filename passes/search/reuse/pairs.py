@@ -41,6 +41,10 @@ class PairOptions:
         check_at_least("pair-order", "offset", self.offset, 0)
 
 
+LOCKSTEP = PairOptions(offset=0)
+"""The two groups of a pair alternate from their first step."""
+
+
 def interleave_pairs(graph: KernelGraph, order: list[int], target: Core, options: PairOptions = PairOptions()) -> list[int] | None:
     """`order` with its groups interleaved two by two (module docstring), or None."""
     sinks = set(find_groups(graph).sinks)
