@@ -1,8 +1,9 @@
 // RUN: dan-gen matmul --m 2 --n 4 --k 2 | dan-opt -f json -p 'reuse-order,dlr,verify-plan,test-print-liveness' -t mlir - | filecheck %s
+// RUN: dan-gen matmul --m 2 --n 4 --k 2 | dan-opt -f json -p 'reuse-order{paired=true},dlr,verify-plan,test-print-liveness' -t mlir - | filecheck %s
 // RUN: not dan-opt %s -p 'reuse-order{expanded=0}' 2>&1 | filecheck %s --check-prefix=BAD
 
-// Test that reuse-order gives a legal order that dlr lays out validly (verify-plan passes
-// and the liveness print follows).
+// Test that reuse-order, with its groups in lockstep pairs too, gives a legal order
+// that dlr lays out validly (verify-plan passes and the liveness print follows).
 // CHECK: // liveness @
 // CHECK: dan.kernel
 
