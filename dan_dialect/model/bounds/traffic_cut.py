@@ -37,8 +37,16 @@ Limits. Counting cells does not get much further: with several cuts, each window
 two cuts adds the lines it meets that were met before, less `H`, and an order by 4 x 4
 blocks of C tiles keeps that under `H` in most windows (a dynamic program over the cell
 counts gives at most 28 on Matmul_Case0); the gaps that no holding of `H` sources keeps,
-counted on the best orders found, are about 90. Where the space-time bound of
-`bounds.traffic` is larger (`--like Matmul_Case1`), it is the one reported.
+counted on the best orders found, are 82 to 90. Cuts chosen for one order do see them
+all: on an order with 82 (by bands of 4 columns of C tiles), cuts after about every 8
+C tiles (points 63, 127, 192, 296, 351 and 415) count the gaps crossing each that
+start after the cut before it, 82 in all beyond `H` per cut, the exact count (an
+interval packing, whose linear dual is such a choice of points). What is missing is
+the least of such a count over all orders, a search over chains of cell sets: with a
+cut after every 8 C tiles and whole cells, a local search over orders finds 64, and
+nothing here bounds that least from below. Where another bound is larger (`--like
+Matmul_Case1`: the disjoint windows of `bounds.traffic_windows`), it is the one
+reported.
 """
 
 from __future__ import annotations

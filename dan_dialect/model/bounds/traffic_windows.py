@@ -59,8 +59,9 @@ Limits. The count charges the holding of `H` sources at a window's first point o
 the gaps between uses inside a window (a window of a few whole cells reuses each of
 its rows' and columns' sources) are free to it. Accumulator spills let windows hold
 many half-done cells; a budget on the points of partial cells (each has points in two
-windows at least) was tried and does not bind there. Matmul_Case0 has too few points
-per source for any set of cuts to see what its orders pay (`bounds.traffic_cut`).
+windows at least) was tried and does not bind there. On Matmul_Case0 the windows long
+enough to reuse more than `H` sources are few, and what its orders pay inside them is
+not counted (`bounds.traffic_cut`, Limits).
 Work: per `lam`, per sampled `c` and per `F <= lam / K` one convex hull of at most
 `c + 1` points (cached); `lam` stops at `WINDOW_SLICES * K` points.
 """
