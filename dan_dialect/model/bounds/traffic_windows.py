@@ -76,6 +76,9 @@ import numpy as np
 WINDOW_SLICES = 40
 """Longest window, in slices' worth of points (`lam <= WINDOW_SLICES * K`)."""
 
+TABLE = 4096
+"""`r(z)` is computed at once for every `z` below this (and below the `z` it settles at)."""
+
 _Hull = tuple[tuple[float, float], ...]
 
 
@@ -198,12 +201,24 @@ def window_reloads(shape: tuple[int, int, int], hold: int, accumulators: int) ->
         families.append((others, xs, ys, los, gs))
         settled = max(settled, math.ceil((others * xs[-1] + los[-1]) / 2))
 
-    def r(z: int) -> int:
-        best = 0.0
+    def values(zs: np.ndarray) -> np.ndarray:
+        best = np.zeros(len(zs))
         for others, xs, ys, los, gs in families:
-            take = los <= 2 * z  # e_1 in [lo, next lo): D_1 >= g, the others' spills <= 2z - lo
-            rest = others * np.interp((2 * z - los[take]) / others, xs, ys)
-            best = max(best, float((rest + gs[take]).min()) - sources)
-        return max(0, math.floor(best * (1 - 1e-9)))
+            # e_1 in [lo, next lo): D_1 >= g, and the other windows' spills <= 2z - lo
+            spread = (2.0 * zs[:, None] - los[None, :]) / others
+            rest = others * np.interp(spread.ravel(), xs, ys).reshape(spread.shape) + gs[None, :]
+            rest[spread < 0] = np.inf
+            best = np.maximum(best, rest.min(axis=1) - sources)
+        return np.maximum(0, np.floor(best * (1 - 1e-9))).astype(np.int64)
+
+    table: list[int] = []
+
+    def r(z: int) -> int:
+        z = min(z, settled)
+        if z < TABLE:
+            if not table:
+                table.extend(int(v) for v in values(np.arange(min(settled + 1, TABLE))))
+            return table[z]
+        return int(values(np.array([z]))[0])
 
     return r, settled
