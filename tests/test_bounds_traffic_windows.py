@@ -135,8 +135,8 @@ def test_window_sources_is_nonincreasing_in_partial_cells() -> None:
 
 def test_figures_on_the_shared_shapes() -> None:
     """16 x 16 x 16 (`--like Matmul_Case1`): 1,241 reloads' worth of 128 bytes at the
-    best number of accumulator spills (r(0) = 1,415), at least half the 316,672 bytes of
-    dan-best's plan; 8 x 8 x 8: 26, below the one-cut bound's 36."""
+    best number of accumulator spills (r(0) = 1,415), at least half of 316,672 (dan-best's
+    plan before it paired C tiles; 230,400 now); 8 x 8 x 8: 26, below the one-cut bound's 36."""
     big = reuse_grid(matmul(MatmulShape(16, 16, 16)), CONTEST)
     assert big is not None and big.shape == (16, 16, 16)
     r, settled = window_reloads(big.shape, big.hold, big.accumulators)

@@ -51,9 +51,10 @@ previous one (the count falls with `e`); so is `D(lam, Q + e_1)`, the least over
 `e_1` taken at each sample's smallest `e_1` for the other windows and its largest for
 `W_1`. Then, as in `bounds.traffic`, the least over `z` of `w_acc z + w r(z)`.
 On `--like Matmul_Case1` (16 x 16 x 16, `H` 34, `Q` 2) `r(0)` is 1,415 and the least of
-`4 z + r(z)` is 1,241 (`z` = 104, windows of 178 points): traffic 158,848, 1.99x
-below the 316,672 of `dan-best` (1,203 without the first window's term, 1,195 with
-neither it nor the lengths `T // N`). On Matmul_Case0 (8 x 8 x 8)
+`4 z + r(z)` is 1,241 (`z` = 104, windows of 178 points): traffic 158,848, 1.45x
+below the 230,400 of `dan-best` (1.99x below the 316,672 it made before it paired C
+tiles; 1,203 reloads without the first window's term, 1,195 with neither it nor the
+lengths `T // N`). On Matmul_Case0 (8 x 8 x 8)
 the count is 26 reloads, below the 36 of `bounds.traffic_cut`.
 Limits. The count charges the holding of `H` sources at a window's first point only:
 the gaps between uses inside a window (a window of a few whole cells reuses each of
