@@ -47,6 +47,12 @@ per `z` taken over a geometric grid. The spills are counted the same way, and ea
 spill is one SPILL_IN, so the spill-in pipe runs at least the least, over `z`, of `z`
 group spill-ins and `r(z)` source or carrier spill-ins, each at its least cycles.
 Work: one pass over the points' buffers, then `O(T)` per grid value of `z`.
+Limits. The count is the linear dual of the interval packing of kept gaps with the
+same weight `1 / L` at every point; on one order the best weights give the exact count
+of gaps not kept. With equal weights even the exact `F(L)` of an order does not reach
+half of Matmul_Case0's plan (49 reloads): whole-cell orders exist whose best `L` gives
+46.6 (an order with 94 gaps not kept; 50.7 on one with 82), so there the weights must
+follow the order.
 """
 
 from __future__ import annotations
