@@ -41,10 +41,12 @@ counted on the best orders found, are 82 to 90. Cuts chosen for one order do see
 all: on an order with 82 (by bands of 4 columns of C tiles), cuts after about every 8
 C tiles (points 63, 127, 192, 296, 351 and 415) count the gaps crossing each that
 start after the cut before it, 82 in all beyond `H` per cut, the exact count (an
-interval packing, whose linear dual is such a choice of points). What is missing is
-the least of such a count over all orders, a search over chains of cell sets: with a
-cut after every 8 C tiles and whole cells, a local search over orders finds 64, and
-nothing here bounds that least from below. Where another bound is larger (`--like
+interval packing, whose linear dual is such a choice of points). Cuts fixed in advance
+do not: with a cut after every 8 C tiles and whole cells, an order by 4 x 4 blocks of C
+tiles (each in two halves of 2 x 4) keeps the count at 36, the one cut's figure. What
+is missing is the least over all orders of a count whose cuts follow the order, a
+search over chains of cell sets that nothing here bounds from below. Where another
+bound is larger (`--like
 Matmul_Case1`: the disjoint windows of `bounds.traffic_windows`), it is the one
 reported.
 """
