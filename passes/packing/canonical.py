@@ -1,201 +1,268 @@
-"""Exact packing by a search over canonical offsets (MiniMalloc's ideas), on arrays.
+"""Exact packing by a search over canonical offsets (MiniMalloc's ideas), on plain lists.
 
-Time runs on the problem's clique times (`problem.on_clique_times`): section k is the
-k-th of them, and item i covers the sections `lo[i]..hi[i]`. A packing is *compact*
-when no item can move to a lower feasible offset; every packing compacts (each move
-lowers the sum of offsets). Taken by increasing offset (ties: a fixed *preorder*), a
-compact packing places each item at its *floor*: the highest top of the items placed
-before it that it meets in time (0 if none). The search builds exactly these:
+Time runs on the problem's clique times: section k is the k-th of them
+(`dan.passes.packing.problem.clique_times`), and item i covers the sections
+`lo[i]..hi[i]`. A packing is *compact* when no item can move to a lower feasible
+offset; every packing compacts (each move lowers the sum of offsets). Taken by
+increasing offset (ties: a fixed *preorder*), a compact packing places each item at its
+*floor*: the highest top of the items placed before it that it meets in time (0 if
+none). The search builds exactly these, depth first:
 - a node's candidates are the unplaced items whose floor is at least the last offset
   (equal: later in the preorder), tried by floor, then preorder;
 - dominance: a candidate whose floor reaches the lowest top (floor + size) of some
   unplaced item is skipped: that item would fit below every later placement;
-- section inference: the unplaced items of a section need their total size above the
-  larger of the last offset and their lowest floor; past the capacity, prune;
+- a candidate that meets no unplaced item in time is the last one tried at its node:
+  its floor can no longer change, so once any later candidate is placed (a higher
+  offset, or the same offset later in the preorder) it could never be placed;
+- section inference: in every section the unplaced items need their total size above
+  the larger of the last offset and their lowest floor; past the capacity, prune (only
+  the sections whose lowest floor can have moved are recomputed);
 - decomposition: once no unplaced item spans the boundary of two sections, the items
-  on either side are searched apart, each from a fresh canonical order.
+  on either side are searched apart, each in a preorder of its own (the `T` key then
+  counts what is still unplaced) from offset 0;
+- a failed node's state (sections, preorder, last offset and item, unplaced items and
+  their floors: all its subtree depends on) is remembered and not searched again.
 The preorders of `PREORDERS` take turns under a node limit that doubles from `2 n` per
 round until the search's `limit` nodes are spent; each preorder's search resumes with
-the failed searches it remembers, so a round redoes little of the last. Complete: a search that ends without
-a packing proves there is none. Counted in nodes, so deterministic. Nothing here
-imports xDSL.
+the failures it remembers, so a round redoes little of the last. Complete: a search
+that ends without a packing proves there is none. Counted in nodes, so deterministic.
+The state is plain Python lists (numpy's per-call cost outweighs its speed on the few
+dozen items a node touches). Nothing here imports xDSL.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import sys
+from bisect import bisect_left
 
 from dan.passes.packing.counted import Counted, NodeLimit
-from dan.passes.packing.problem import Packing, Problem, in_common_unit, on_clique_times
+from dan.passes.packing.problem import Packing, Problem, clique_times, in_common_unit
 
 _MEMO_LIMIT = 1 << 20
-"""Failed searches remembered at most (the memo only prunes; its size bounds memory)."""
-_HIGH = np.iinfo(np.int64).max
+"""Failed nodes remembered at most (the memo only prunes; its size bounds memory)."""
 
 PREORDERS = ("WAT", "TAW", "TWA")
-"""Static orders, keys by letter, larger first: W lifetime (sections), A area
-(size x sections), T the largest section total the item is part of, Z size."""
-
-
-def _preorder(lo: np.ndarray, hi: np.ndarray, sizes: np.ndarray, total: np.ndarray, keys: str) -> list[int]:
-    """Item indices sorted by the letters of `keys` (descending), then index."""
-    width = hi - lo + 1
-    most = np.array([total[a: b + 1].max() for a, b in zip(lo, hi)], dtype=np.int64)
-    by = {"W": width, "A": width * sizes, "T": most, "Z": sizes}
-    columns = [np.arange(len(sizes))] + [-by[k] for k in reversed(keys)]
-    return [int(i) for i in np.lexsort(columns)]
+"""Static orders, keys by letter, larger first: W lifetime (time units), A area
+(size x lifetime), T the largest unplaced total of a section the item covers, Z size,
+C sections covered; ties by item index."""
 
 
 class Canonical(Counted):
-    """One depth-first search over the canonical packings of a problem whose items are
-    numbered in preorder (module docstring)."""
+    """The depth-first search over canonical packings for one preorder (module
+    docstring); `run()` may be called again with a larger `limit` to resume."""
 
-    def __init__(self, lo: np.ndarray, hi: np.ndarray, sizes: np.ndarray, capacity: int, limit: int) -> None:
+    def __init__(self, problem: Problem, keys: str, limit: int) -> None:
         super().__init__(limit)
-        n = len(sizes)
-        self.lo, self.hi, self.size, self.capacity = lo, hi, sizes, capacity
-        sections = int(hi.max()) + 1 if n else 1
-        span = np.arange(sections)
-        self.covers = (lo[:, None] <= span[None, :]) & (span[None, :] <= hi[:, None])
-        """covers[i, s]: item i covers section s."""
-        self.total = self.covers.T.astype(np.int64) @ sizes
-        """Per section, the total size of its unplaced items."""
-        self.low = np.zeros(sections, dtype=np.int64)
-        """Per section, the lowest floor of its unplaced items (0 without any)."""
-        self.cuts = np.zeros(max(sections - 1, 0), dtype=np.int64)
-        """Per boundary k (between sections k and k + 1), the unplaced items spanning it."""
-        for a, b in zip(lo, hi):
-            self.cuts[a:b] += 1
-        self.adjacent = (lo[:, None] <= hi[None, :]) & (lo[None, :] <= hi[:, None])
-        """adjacent[i, j]: items i and j meet in time (i != j)."""
-        np.fill_diagonal(self.adjacent, False)
-        self.neighbours = [np.flatnonzero(row) for row in self.adjacent]
-        self.floor = np.zeros(n, dtype=np.int64)
-        self.placed = np.zeros(n, dtype=bool)
-        self.offsets = np.full(n, -1, dtype=np.int64)
+        n = len(problem)
+        times = clique_times(list(problem.starts), list(problem.ends))
+        self.lo = [bisect_left(times, s) for s in problem.starts]
+        self.hi = [bisect_left(times, e) - 1 for e in problem.ends]
+        self.size = list(problem.sizes)
+        self.capacity = problem.capacity
+        self.life = [e - s for s, e in zip(problem.starts, problem.ends)]
+        self.keys = keys
+        self.sections = max(self.hi) + 1 if n else 1
+        self.members: list[list[int]] = [[] for _ in range(self.sections)]
+        """Per section, the items covering it."""
+        for i in range(n):
+            for s in range(self.lo[i], self.hi[i] + 1):
+                self.members[s].append(i)
+        near: list[set[int]] = [set() for _ in range(n)]
+        for group in self.members:
+            for i in group:
+                near[i].update(group)
+        self.neighbours = [sorted(others - {i}) for i, others in enumerate(near)]
+        """Per item, the items it meets in time."""
+        self.failed: set[tuple] = set()
+        self.orders: dict[tuple[int, ...], int] = {}
+        """Each preorder a partition was searched in, numbered (memo keys name it)."""
         self.solution = [-1] * n
-        self.failed: set[tuple[int, int, int, int, bytes, bytes]] = set()
-        """Searches that failed: sections, last offset and item, unplaced items, their
-        floors (all that the search of a run of sections depends on)."""
-        self.lo_list, self.hi_list, self.size_list = lo.tolist(), hi.tolist(), sizes.tolist()
+        self._reset()
+
+    def _reset(self) -> None:
+        """The state with nothing placed (every placement is undone on the way out, a
+        node limit's too, so a search resumes from it)."""
+        n, lo, hi, size = len(self.size), self.lo, self.hi, self.size
+        self.floor = [0] * n
+        self.placed = [False] * n
+        self.total = [0] * self.sections
+        """Per section, the total size of its unplaced items."""
+        self.cuts = [0] * max(self.sections - 1, 0)
+        """Per boundary k (between sections k and k + 1), the unplaced items spanning it."""
+        for i in range(n):
+            for s in range(lo[i], hi[i] + 1):
+                self.total[s] += size[i]
+            for k in range(lo[i], hi[i]):
+                self.cuts[k] += 1
+        self.free = [len(x) for x in self.neighbours]
+        """Per item, its unplaced neighbours."""
 
     def run(self) -> Packing:
         n = len(self.size)
-        if np.any(self.total > self.capacity) or np.any(self.size > self.capacity):
-            return Packing([-1] * n, exhausted=True, solver="canonical")
-        everything = np.arange(n)
-        return self.counted_run(lambda: self._search(everything, 0, len(self.low), 0, -1),
+        if any(t > self.capacity for t in self.total) or any(w > self.capacity for w in self.size):
+            return Packing([-1] * n, exhausted=True, nodes=self.nodes, solver="canonical")
+        return self.counted_run(lambda: self._partition(list(range(n)), 0, self.sections),
                                 lambda: list(self.solution), n, 4 * n + 1000, "canonical")
 
-    def _search(self, items: np.ndarray, a: int, b: int, last: int, last_item: int) -> bool:
-        """Place the unplaced of `items` (sections a..b-1) canonically after an item
-        `last_item` placed at `last`; True (offsets in `solution`) once all are placed."""
-        unplaced = items[~self.placed[items]]
-        if not len(unplaced):
-            for i in items:
-                self.solution[i] = int(self.offsets[i])
-            return True
+    def _preorder(self, items: list[int]) -> list[int]:
+        """`items` by the keys (larger first), then index."""
+        total, lo, hi, size, life = self.total, self.lo, self.hi, self.size, self.life
+
+        def key(i: int) -> tuple[int, ...]:
+            by = {"W": life[i], "A": life[i] * size[i], "T": max(total[lo[i]: hi[i] + 1]), "Z": size[i],
+                  "C": hi[i] - lo[i] + 1}
+            return (*(-by[k] for k in self.keys), i)
+
+        return sorted(items, key=key)
+
+    def _partition(self, items: list[int], a: int, b: int) -> bool:
+        """Search the unplaced `items` of sections a..b-1 from offset 0 in their own preorder."""
+        order = self._preorder(items)
+        name = self.orders.setdefault(tuple(order), len(self.orders))
+        rank = {u: k for k, u in enumerate(order)}
+        return self._search(order, rank, name, a, b, 0, -1)
+
+    def _search(self, order: list[int], rank: dict[int, int], name: int, a: int, b: int, last: int,
+                last_rank: int) -> bool:
+        """Place the unplaced of `order` (sections a..b-1) canonically after the item of
+        preorder rank `last_rank` placed at `last`; True (offsets in `solution`) once all are."""
         self.tick()
-        floors = self.floor[unplaced]
-        key = (a, b, last, last_item, unplaced.tobytes(), floors.tobytes())
+        placed, floor, size = self.placed, self.floor, self.size
+        unplaced = [u for u in order if not placed[u]]
+        if not unplaced:
+            return True
+        key = (a, b, last, (name, last_rank) if last_rank >= 0 else -1, tuple(unplaced), tuple([floor[u] for u in unplaced]))
         if key in self.failed:
             return False
-        sizes = self.size[unplaced]
-        lowest_top = int((floors + sizes).min())
-        # dominance: a floor at or above some unplaced item's lowest top; canonical order
-        maybe = (floors < lowest_top) & ((floors > last) | ((floors == last) & (unplaced > last_item)))
-        picks = np.flatnonzero(maybe)
-        picks = picks[np.lexsort((unplaced[picks], floors[picks]))]
-        for k in picks[self._fitting(unplaced[picks], floors[picks], unplaced, floors, a, b)]:
-            if self._place(int(unplaced[k]), int(floors[k]), unplaced, items, a, b):
+        lowest_top = min([floor[u] + size[u] for u in unplaced])
+        stride = len(order) + 1
+        after = last * stride + last_rank
+        picks = sorted([k for k in (floor[u] * stride + rank[u] for u in unplaced if floor[u] < lowest_top) if k > after])
+        total, capacity, lo, hi, free = self.total, self.capacity, self.lo, self.hi, self.free
+        highest = max(total[a:b])
+        seen = -1
+        for k in picks:
+            at, r = divmod(k, stride)
+            u = order[r]
+            if at + highest <= capacity:
+                fits = True
+            else:  # every section must fill above `at`: the ones too full need u in all of them
+                if at != seen:
+                    room = capacity - at
+                    over = [s for s in range(a, b) if total[s] > room]
+                    seen, first, final, peak = at, over[0], over[-1], max([total[s] for s in over])
+                fits = lo[u] <= first and final <= hi[u] and peak - size[u] <= room
+            if fits and self._place(u, at, order, rank, name, a, b, r):
                 return True
+            if not free[u]:  # nothing left meets it: no later candidate can precede it
+                break
         if len(self.failed) < _MEMO_LIMIT:
             self.failed.add(key)
         return False
 
-    def _fitting(self, picks: np.ndarray, at: np.ndarray, unplaced: np.ndarray, floors: np.ndarray,
-                 a: int, b: int) -> np.ndarray:
-        """Which candidates `picks` (placed at `at`) pass the checks that need no
-        placement: every section of a..b-1 holds its other unplaced items above the
-        candidate's offset, and each unplaced neighbour it raises still fits below the
-        capacity."""
-        capacity = self.capacity
-        sizes = self.size[picks]
-        section = self.total[a:b]
-        ok = np.ones(len(picks), dtype=bool)
-        near_top = np.flatnonzero(at + int(section.max()) > capacity)  # the others pass
-        if len(near_top):
-            k = picks[near_top]
-            rest = np.where(self.covers[k, a:b], section[None, :] - sizes[near_top, None], section[None, :]).max(axis=1)
-            ok[near_top] = at[near_top] + rest <= capacity
-        top = at + sizes
-        risky = np.flatnonzero(ok & (top + int(self.size[unplaced].max()) > capacity))
-        if len(risky):
-            raised = self.adjacent[picks[risky]][:, unplaced] & (floors[None, :] < top[risky, None])
-            over = raised & (self.size[unplaced][None, :] + top[risky, None] > capacity)
-            ok[risky] = ~over.any(axis=1)
-        return ok
-
-    def _place(self, i: int, at: int, unplaced: np.ndarray, items: np.ndarray, a: int, b: int) -> bool:
-        """Place item i at `at`, infer, search on (split where no item spans), undo."""
-        lo, hi, size = self.lo_list[i], self.hi_list[i], self.size_list[i]
-        top = at + size
-        near = self.neighbours[i]
-        near = near[~self.placed[near]]
-        raised = near[self.floor[near] < top]
-        total = self.total
-        total[lo: hi + 1] -= size
-        old_floor = self.floor[raised]
-        self.placed[i] = True
-        self.offsets[i] = at
-        self.floor[raised] = top
-        if len(raised):
-            s0, s1 = min(lo, int(self.lo[raised].min())), max(hi, int(self.hi[raised].max())) + 1
-        else:
-            s0, s1 = lo, hi + 1
-        old_low = self.low[s0:s1].copy()
-        try:  # undone on every exit, the node limit's too: a search can resume
-            rest = unplaced[(self.lo[unplaced] < s1) & (self.hi[unplaced] >= s0) & ~self.placed[unplaced]]
-            if len(rest):
-                lows = np.where(self.covers[rest, s0:s1], self.floor[rest, None], _HIGH).min(axis=0)
-                lows[lows == _HIGH] = 0
-                self.low[s0:s1] = lows
-                if int((lows + total[s0:s1]).max()) > self.capacity:
-                    return False
+    def _place(self, u: int, at: int, order: list[int], rank: dict[int, int], name: int, a: int, b: int,
+               r: int) -> bool:
+        """Place item u at `at` (every section of a..b-1 already fills above it), infer,
+        search on (split where no item spans), undo."""
+        capacity, total, floor, placed, size = self.capacity, self.total, self.floor, self.placed, self.size
+        lo, hi = self.lo, self.hi
+        w = size[u]
+        top = at + w
+        if top > capacity:
+            return False
+        low, high = lo[u], hi[u]
+        for s in range(low, high + 1):
+            total[s] -= w
+        placed[u] = True
+        raised: list[tuple[int, int]] = []
+        free = self.free
+        near = [v for v in self.neighbours[u] if not placed[v]]
+        for v in near:
+            free[v] -= 1
+        found = False
+        try:
+            s0, s1 = low, high
+            for v in near:
+                if floor[v] < top:
+                    raised.append((v, floor[v]))
+                    floor[v] = top
+                    if top + size[v] > capacity:
+                        return False
+                    s0, s1 = min(s0, lo[v]), max(s1, hi[v])
+            # Sections whose lowest unplaced floor may have moved: those u covers (every
+            # unplaced item there now rests at or above u's top) and those of a raised
+            # item. Where a raised item lies, the lowest floor is at most u's top (exactly
+            # it in u's sections), so only a total above capacity - top needs the minimum.
+            room, members = capacity - top, self.members
+            if raised:
+                depth = [0] * (s1 - s0 + 2)
+                for v, _ in raised:
+                    depth[lo[v] - s0] += 1
+                    depth[hi[v] - s0 + 1] -= 1
+                lying = 0
+                for s in range(s0, s1 + 1):
+                    lying += depth[s - s0]
+                    t = total[s]
+                    if lying:
+                        if t > room and (low <= s <= high or not self._rests_below(s, capacity - t)):
+                            return False
+                    elif t and low <= s <= high and not self._rests_below(s, capacity - t):
+                        return False
             else:
-                self.low[s0:s1] = 0
-            cuts = self.cuts
-            cuts[lo:hi] -= 1
-            try:
-                split = [k + 1 for k in range(max(lo, a), min(hi, b - 1)) if cuts[k] == 0] if 0 in cuts[lo:hi] else []
-                return self._apart(items, [a, *split, b]) if split else self._search(items, a, b, at, i)
-            finally:
-                cuts[lo:hi] += 1
+                for s in range(low, high + 1):
+                    t = total[s]
+                    if t and not self._rests_below(s, capacity - t):
+                        return False
+            self.solution[u] = at
+            found = self._after(u, at, order, rank, name, a, b, r)
+            return found
         finally:
-            self.low[s0:s1] = old_low
-            total[lo: hi + 1] += size
-            self.floor[raised] = old_floor
-            self.offsets[i] = -1
-            self.placed[i] = False
+            for v, old in raised:
+                floor[v] = old
+            for v in near:
+                free[v] += 1
+            placed[u] = False
+            for s in range(low, high + 1):
+                total[s] += w
 
-    def _apart(self, items: np.ndarray, bounds: list[int]) -> bool:
-        """Search each run of sections between `bounds` on its own unplaced items."""
-        unplaced = items[~self.placed[items]]
-        for a, b in zip(bounds, bounds[1:]):
-            mine = unplaced[(self.lo[unplaced] < b) & (self.hi[unplaced] >= a)]
-            if len(mine) and not self._search(mine, a, b, 0, -1):
-                return False
-        for i in items:
-            if self.placed[i]:
-                self.solution[i] = int(self.offsets[i])
-        return True
+    def _rests_below(self, s: int, height: int) -> bool:
+        """Whether some unplaced item of section s has its floor at most `height`."""
+        floor, placed = self.floor, self.placed
+        for x in self.members[s]:
+            if floor[x] <= height and not placed[x]:
+                return True
+        return False
+
+    def _after(self, u: int, at: int, order: list[int], rank: dict[int, int], name: int, a: int, b: int,
+               r: int) -> bool:
+        """Search on after u's placement: apart where no unplaced item spans a boundary."""
+        cuts, lo, hi, placed = self.cuts, self.lo, self.hi, self.placed
+        low, high = lo[u], hi[u]
+        split = []
+        for k in range(low, high):
+            cuts[k] -= 1
+            if not cuts[k] and a <= k < b - 1:
+                split.append(k + 1)
+        try:
+            if not split:
+                return self._search(order, rank, name, a, b, at, r)
+            rest = [v for v in order if not placed[v]]
+            bounds = [a, *split, b]
+            for x, y in zip(bounds, bounds[1:]):
+                mine = [v for v in rest if lo[v] < y and hi[v] >= x]
+                if mine and not self._partition(mine, x, y):
+                    return False
+            return True
+        finally:
+            for k in range(low, high):
+                cuts[k] += 1
 
 
 def canonical(problem: Problem, limit: int = 100_000) -> Packing:
     """A complete packing of `problem` by the canonical search, or none within `limit`
     nodes (`exhausted` when the search proved none exists); sizes counted in units of
     their greatest common divisor."""
-    return in_common_unit(on_clique_times(problem), lambda p, _: _rounds(p, limit))
+    return in_common_unit(problem, lambda p, _: _rounds(p, limit))
 
 
 def _rounds(problem: Problem, limit: int) -> Packing:
@@ -211,19 +278,10 @@ def _rounds(problem: Problem, limit: int) -> Packing:
                        exhausted=found.exhausted, solver="canonical")
     if not n:
         return Packing([], proven=True, solver="canonical")
-    sizes = np.array(problem.sizes, dtype=np.int64)
-    lo = np.array(problem.starts, dtype=np.int64)
-    hi = np.array(problem.ends, dtype=np.int64) - 1
-    sections = int(hi.max()) + 1
-    total = np.zeros(sections + 1, dtype=np.int64)
-    np.add.at(total, lo, sizes)
-    np.add.at(total, hi + 1, -sizes)
-    total = np.cumsum(total)[:sections]
-    orders = [_preorder(lo, hi, sizes, total, keys) for keys in PREORDERS]
-    searches = [Canonical(lo[order], hi[order], sizes[order], problem.capacity, 0) for order in orders]
+    searches = [Canonical(problem, keys, 0) for keys in PREORDERS]
     spent, round_limit = 0, 2 * n
     while spent < limit:
-        for order, search in zip(orders, searches):
+        for search in searches:
             budget = min(round_limit, limit - spent)
             if budget <= 0:
                 break
@@ -232,12 +290,10 @@ def _rounds(problem: Problem, limit: int) -> Packing:
             found = search.run()
             spent += found.nodes - before
             if found.proven or found.exhausted:
-                offsets = [-1] * n
-                for k, i in enumerate(order):
-                    offsets[i] = found.offsets[k]
-                return Packing(offsets if found.proven else [-1] * n, proven=found.proven, nodes=spent,
-                               exhausted=found.exhausted, solver="canonical")
+                return Packing(found.offsets, proven=found.proven, nodes=spent, exhausted=found.exhausted,
+                               solver="canonical")
         round_limit *= 2
     return Packing([-1] * n, nodes=spent, solver="canonical")
+
 
 __all__ = ["Canonical", "NodeLimit", "PREORDERS", "canonical"]
