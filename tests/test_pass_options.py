@@ -127,3 +127,11 @@ def test_named_pipelines_parse_and_name_their_passes() -> None:
         assert [p.name for p in PassPipeline.parse_spec(DAN_PASSES, spec).passes] == [a.name for a in parse_pipeline(spec)]
     with pytest.raises(ValueError, match="unknown pipeline 'fast' \\(valid: original, hmcos, "):
         pipeline("fast")
+
+
+@pytest.mark.parametrize("spec", ["dlr{spec=true policy=lru}", "dlr", "cpe{window=16}", "reuse-order{paired=true}"])
+def test_a_pass_prints_as_the_text_that_parses_back_to_it(spec: str) -> None:
+    # dlr's option `spec` hides xDSL's method of that name; printing must not call it
+    p = parsed(spec)
+    assert str(p) == str(p.pipeline_pass_spec())  # type: ignore[attr-defined]
+    assert parsed(str(p)) == p

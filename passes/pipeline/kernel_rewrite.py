@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import ArgSpec, ArgSpecConvertible
 
 from dan.passes.pipeline.planner import Planner, plan_arrays
 
@@ -31,6 +32,11 @@ class PlanningPass(ModulePass, Planner):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         replan(op, [self])
+
+    def pipeline_pass_spec(self, *, include_default: bool = False) -> ArgSpec:
+        """xDSL's spec of this pass, by xDSL's function itself: an option may be named
+        `spec` (dlr's) and hide the method of that name."""
+        return ArgSpecConvertible.spec(self, include_default=include_default)
 
 
 def replan(module: ModuleOp, passes: Sequence[Planner]) -> None:

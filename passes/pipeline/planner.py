@@ -27,6 +27,10 @@ class Planner(ArgSpecConvertible):
     def plan(self, view: KernelView) -> Plan:
         """The new plan; return `view.plan` itself to leave the kernel untouched."""
 
+    def __str__(self) -> str:
+        # the spec by xDSL's function itself: an option may be named `spec` (dlr's)
+        return str(ArgSpecConvertible.spec(self))
+
 
 def plan_arrays(view: KernelView, passes: Sequence[Planner]) -> KernelView:
     """Run planning passes in order on one kernel's arrays (no IR); a pass's
