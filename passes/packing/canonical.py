@@ -32,14 +32,15 @@ dozen items a node touches). Nothing here imports xDSL.
 
 from __future__ import annotations
 
-import sys
+from array import array
 from bisect import bisect_left
 
 from dan.passes.packing.counted import Counted, NodeLimit
 from dan.passes.packing.problem import Packing, Problem, clique_times, in_common_unit
 
-_MEMO_LIMIT = 1 << 20
-"""Failed nodes remembered at most (the memo only prunes; its size bounds memory)."""
+_MEMO_BYTES = 1 << 27
+"""Bytes of failed states remembered at most (the memo only prunes; this bounds its
+memory): each state is one machine integer per item of its partition."""
 
 PREORDERS = ("WAT", "TAW", "TWA")
 """Static orders, keys by letter, larger first: W lifetime (time units), A area
@@ -73,9 +74,12 @@ class Canonical(Counted):
                 near[i].update(group)
         self.neighbours = [sorted(others - {i}) for i, others in enumerate(near)]
         """Per item, the items it meets in time."""
-        self.failed: set[tuple] = set()
-        self.orders: dict[tuple[int, ...], int] = {}
+        self.failed: set[tuple[int, int, int, int, int, bytes]] = set()
+        self.orders: dict[bytes, int] = {}
         """Each preorder a partition was searched in, numbered (memo keys name it)."""
+        self.code = "i" if problem.capacity < 1 << 31 else "q"
+        """The array type that holds any floor (states are packed into bytes)."""
+        self.memo_limit = max(1000, _MEMO_BYTES // (array(self.code).itemsize * n + 100))
         self.solution = [-1] * n
         self._reset()
 
@@ -118,7 +122,7 @@ class Canonical(Counted):
     def _partition(self, items: list[int], a: int, b: int) -> bool:
         """Search the unplaced `items` of sections a..b-1 from offset 0 in their own preorder."""
         order = self._preorder(items)
-        name = self.orders.setdefault(tuple(order), len(self.orders))
+        name = self.orders.setdefault(array("i", order).tobytes(), len(self.orders))
         rank = {u: k for k, u in enumerate(order)}
         return self._search(order, rank, name, a, b, 0, -1)
 
@@ -131,7 +135,7 @@ class Canonical(Counted):
         unplaced = [u for u in order if not placed[u]]
         if not unplaced:
             return True
-        key = (a, b, last, (name, last_rank) if last_rank >= 0 else -1, tuple(unplaced), tuple([floor[u] for u in unplaced]))
+        key = (a, b, last, last_rank, name, array(self.code, [-1 if placed[u] else floor[u] for u in order]).tobytes())
         if key in self.failed:
             return False
         lowest_top = min([floor[u] + size[u] for u in unplaced])
@@ -156,7 +160,7 @@ class Canonical(Counted):
                 return True
             if not free[u]:  # nothing left meets it: no later candidate can precede it
                 break
-        if len(self.failed) < _MEMO_LIMIT:
+        if len(self.failed) < self.memo_limit:
             self.failed.add(key)
         return False
 

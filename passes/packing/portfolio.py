@@ -45,14 +45,16 @@ MISSING = "the packing runs without CP-SAT and may leave buffers unplaced"
 class Shares:
     """Each exact solver's budget, in multiples of `limit`."""
 
-    quick: float = 1.0
+    quick: float = 3.0
     """The canonical search, briefly, before the probe: a group it packs with little
-    backtracking keeps the canonical offsets."""
+    backtracking keeps the canonical offsets (shared problems A, D, G and I take it
+    5k-13.5k nodes)."""
     probe: float = 0.005
     """CP-SAT on the whole group from the greedy offsets, one seed, briefly: where the
     greedy orders leave few items unplaced, it often completes the packing in a few
     conflicts (its conflicts cost up to 25 ms each on real problems)."""
-    canonical: float = 6.0
+    canonical: float = 8.0
+    """The canonical search again, from scratch (shared problem C: 25k nodes)."""
     rolling: float = 2.0
     """Each of the rolling searches (`dan.passes.packing.rolling.SEARCHES`) on a group
     with many full steps (two run at once); on other groups, together they have
