@@ -11,6 +11,8 @@ none). The search builds exactly these, depth first:
   (equal: later in the preorder), tried by floor, then preorder;
 - dominance: a candidate whose floor reaches the lowest top (floor + size) of some
   unplaced item is skipped: that item would fit below every later placement;
+- twins (same sections, same size) are placed in preorder: an item waits while its
+  twin before it is unplaced (any packing can swap twins into that order);
 - a candidate that meets no unplaced item in time is the last one tried at its node:
   its floor can no longer change, so once any later candidate is placed (a higher
   offset, or the same offset later in the preorder) it could never be placed;
@@ -77,6 +79,9 @@ class Canonical(Counted):
         self.failed: set[tuple[int, int, int, int, int, bytes]] = set()
         self.orders: dict[bytes, int] = {}
         """Each preorder a partition was searched in, numbered (memo keys name it)."""
+        self.twins: list[dict[int, int]] = []
+        """Per numbered preorder, each item's twin: the item before it in that preorder
+        with the same sections and size, if any."""
         self.code = "i" if problem.capacity < 1 << 31 else "q"
         """The array type that holds any floor (states are packed into bytes)."""
         self.memo_limit = max(1000, _MEMO_BYTES // (array(self.code).itemsize * n + 100))
@@ -123,6 +128,15 @@ class Canonical(Counted):
         """Search the unplaced `items` of sections a..b-1 from offset 0 in their own preorder."""
         order = self._preorder(items)
         name = self.orders.setdefault(array("i", order).tobytes(), len(self.orders))
+        if name == len(self.twins):
+            seen: dict[tuple[int, int, int], int] = {}
+            twin = {}
+            for u in order:
+                kind = (self.lo[u], self.hi[u], self.size[u])
+                if kind in seen:
+                    twin[u] = seen[kind]
+                seen[kind] = u
+            self.twins.append(twin)
         rank = {u: k for k, u in enumerate(order)}
         return self._search(order, rank, name, a, b, 0, -1)
 
@@ -141,7 +155,9 @@ class Canonical(Counted):
         lowest_top = min([floor[u] + size[u] for u in unplaced])
         stride = len(order) + 1
         after = last * stride + last_rank
-        picks = sorted([k for k in (floor[u] * stride + rank[u] for u in unplaced if floor[u] < lowest_top) if k > after])
+        twin = self.twins[name]
+        picks = sorted([k for k in (floor[u] * stride + rank[u] for u in unplaced
+                                    if floor[u] < lowest_top and (u not in twin or placed[twin[u]])) if k > after])
         total, capacity, lo, hi, free = self.total, self.capacity, self.lo, self.hi, self.free
         highest = max(total[a:b])
         seen = -1
