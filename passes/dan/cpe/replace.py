@@ -269,19 +269,26 @@ def re_place(
                     break
             else:
                 return own
-        for lo, hi in free_gaps(v, t):  # by address: the first offset ready in time wins
+        starts, owners_of = run.starts, run.owners
+        top, chosen = best[0], best[2]
+        for lo, hi in free_gaps(v, t):  # by address, so only a strictly earlier time wins
             if hi - lo < s:
                 continue
             candidates = {lo, hi - s}
-            for k in range(bisect_right(run.starts, lo), len(run.starts)):
-                if run.starts[k] + s > hi:
+            for k in range(bisect_right(starts, lo), len(starts)):
+                if starts[k] + s > hi:
                     break
-                candidates.add(run.starts[k])
+                candidates.add(starts[k])
             for off in sorted(candidates):
-                best = min(best, (max(reuse_ready(run, off, off + s), ready), 1, off))
-                if best[0] == ready:
-                    return best[2]
-        return best[2]
+                when = ready  # reuse_ready(run, off, off + s), at least `ready`
+                for q in owners_of[bisect_right(starts, off) - 1 : bisect_left(starts, off + s)]:
+                    if q >= 0 and finish[release[q]] > when:
+                        when = finish[release[q]]
+                if when < top:
+                    top, chosen = when, off
+                    if when == ready:
+                        return off
+        return chosen
 
     for v in order:
         b = buf[v]
