@@ -99,7 +99,8 @@ def orders(objective: str, target: Core) -> list[OrderSpec]:
     keeps the L0 rule (MPAS without the rule moves residency into L0 and spills far
     more); so does prefetch, except the double-buffered variants, which serve the
     layout objectives only. The reuse orders (banded traversals that reload less, plain
-    and with their groups in lockstep pairs) lead for those. A prefetch setting that names a pipe or tier `target` lacks is skipped."""
+    and with their groups in lockstep pairs) lead for those. A prefetch setting that
+    names a pipe or tier `target` lacks is skipped."""
     policies = [MpasOptions(policy) for policy in POLICIES]
     reuse, moves = ReuseOptions(), all_moves(target)
     if objective == "peak":

@@ -25,8 +25,8 @@ imports xDSL.
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import zip_longest
 from dataclasses import dataclass
+from itertools import zip_longest
 
 from dan.dialect.model.graph import ALLOC, FREE, OP, KernelGraph
 from dan.dialect.model.target import Core
