@@ -72,10 +72,10 @@ def test_any_group_sequence_expands_to_a_legal_order_and_a_valid_plan(seed: int,
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10_000))
-def test_reuse_order_on_random_kernels_is_legal_and_lays_out_validly(seed: int) -> None:
+@given(seed=st.integers(0, 10_000), paired=st.booleans())
+def test_reuse_order_on_random_kernels_is_legal_and_lays_out_validly(seed: int, paired: bool) -> None:
     graph = random_kernel(seed, ops=40)
-    order = reuse_order(graph, CONTEST)
+    order = reuse_order(graph, CONTEST, ReuseOptions(paired=paired))
     check_order(graph, order)
     assert replay(graph, dlr(graph, order, CONTEST), CONTEST).valid
 
