@@ -16,17 +16,13 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import resource
 import shutil
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+from dan.tools.cpu_time import children_cpu
 
 
 def _one_by_one(files: list[Path], pipeline: str, out: Path) -> None:
@@ -103,9 +99,9 @@ def main(argv: list[str] | None = None) -> None:
             where = out / f"block{b}" / way.replace(" ", "_")
             shutil.rmtree(where, ignore_errors=True)
             where.mkdir(parents=True)
-            wall, cpu = time.perf_counter(), _children_cpu()
+            wall, cpu = time.perf_counter(), children_cpu()
             _one_by_one(block, args.pipeline, where) if way == "one by one" else _batch(block, args.pipeline, where, args.jobs)
-            wall, cpu = time.perf_counter() - wall, _children_cpu() - cpu
+            wall, cpu = time.perf_counter() - wall, children_cpu() - cpu
             totals[way][0] += wall
             totals[way][1] += cpu
             print(f"block {b} ({len(block)} kernels), {way}: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)

@@ -15,19 +15,13 @@ file (its offsets read back exactly as written) and exits 1 on the first broken 
 from __future__ import annotations
 
 import argparse
-import resource
 import time
 
 from dan.lowering.io.minimalloc_csv import Allocation, check_solution, read_allocation, solution_text, write_solution
 from dan.tools.cli import CliError, add_version, run, say, write_stdout
+from dan.tools.cpu_time import cpu_seconds
 
 PROG = "dan-pack"
-
-
-def cpu_seconds() -> float:
-    """CPU seconds of this process and its finished child processes (the solvers it ran
-    side by side)."""
-    return time.process_time() + resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
 
 
 def _peak(allocation: Allocation, offsets: list[int] | tuple[int, ...]) -> int:

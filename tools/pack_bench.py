@@ -25,8 +25,8 @@ from pathlib import Path
 from dan.dialect.model.target import LIMIT
 from dan.lowering.io.minimalloc_csv import read_allocation
 from dan.passes.packing.problem import Problem, violations
-from dan.tools.dan_pack import cpu_seconds
 from dan.tools.cli import CliError, add_version, run, write_stdout
+from dan.tools.cpu_time import cpu_seconds
 
 PROG = "dan-pack-bench"
 OMNIMALLOC = ("greedy_by_size", "greedy_by_all", "telamalloc", "supermalloc", "minimalloc")
