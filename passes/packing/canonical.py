@@ -309,7 +309,7 @@ def _rounds(problem: Problem, limit: int) -> Packing:
             search.limit = before + budget  # resumes: what failed before stays remembered
             found = search.run()
             spent += found.nodes - before
-            if found.proven or found.exhausted:
+            if found.decisive:
                 return Packing(found.offsets, proven=found.proven, nodes=spent, exhausted=found.exhausted,
                                solver="canonical")
         round_limit *= 2

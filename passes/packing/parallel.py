@@ -28,11 +28,6 @@ WORKERS = 2
 Task = Callable[[], Packing]
 
 
-def decisive(found: Packing) -> bool:
-    """True when `found` packs its group or proves that no packing exists."""
-    return found.proven or found.exhausted
-
-
 def workers() -> int:
     """How many tasks may run at once here (1: in turn, in this process)."""
     if "fork" not in mp.get_all_start_methods() or mp.current_process().daemon:
@@ -48,7 +43,7 @@ def first_decisive(tasks: Sequence[Task], width: int | None = None) -> Packing:
     spent = 0
     for found in results:
         spent += found.nodes
-        if decisive(found):
+        if found.decisive:
             break
     return replace(found, nodes=spent)
 
@@ -58,7 +53,7 @@ def _in_turn(tasks: Sequence[Task]) -> list[Packing]:
     results = []
     for task in tasks:
         results.append(task())
-        if decisive(results[-1]):
+        if results[-1].decisive:
             break
     return results
 
@@ -81,9 +76,9 @@ def _side_by_side(tasks: Sequence[Task], width: int) -> list[Packing]:
     try:
         while True:
             prefix = _prefix(done)
-            if prefix and (decisive(prefix[-1]) or len(prefix) == len(tasks)):
+            if prefix and (prefix[-1].decisive or len(prefix) == len(tasks)):
                 return prefix
-            last = min((k for k, found in done.items() if decisive(found)), default=len(tasks) - 1)
+            last = min((k for k, found in done.items() if found.decisive), default=len(tasks) - 1)
             while nxt <= last and len(running) < width:
                 recv, send = ctx.Pipe(duplex=False)
                 proc = ctx.Process(target=_run, args=(tasks[nxt], send), daemon=True)
@@ -110,6 +105,6 @@ def _prefix(done: dict[int, Packing]) -> list[Packing]:
     out: list[Packing] = []
     while len(out) in done:
         out.append(done[len(out)])
-        if decisive(out[-1]):
+        if out[-1].decisive:
             break
     return out

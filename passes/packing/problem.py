@@ -57,6 +57,11 @@ class Packing:
     def unplaced(self) -> int:
         return sum(1 for o in self.offsets if o < 0)
 
+    @property
+    def decisive(self) -> bool:
+        """True when the offsets pack every item or the search proved none can."""
+        return self.proven or self.exhausted
+
 
 def in_common_unit(problem: Problem, solve: Callable[[Problem, int], Packing]) -> Packing:
     """`solve(scaled, g)` on `problem` with sizes and capacity counted in units of their

@@ -93,7 +93,7 @@ def _restarts(problem: Problem, budget: int) -> Packing:
         spent += found.nodes
         stages += found.notes.get("stages", 0)
         backs += found.notes.get("backtracks", 0)
-        if found.proven or found.exhausted:
+        if found.decisive:
             break
     return replace(found, nodes=spent, notes={"stages": stages, "backtracks": backs, "restarts": attempt})
 
