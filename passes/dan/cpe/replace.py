@@ -222,10 +222,10 @@ def re_place(
     pipe_free = [0] * len(target.pipes)
     moved = 0
 
-    def reuse_ready(run: AddressOwners, off: int, end: int) -> int:
-        i, j = bisect_right(run.starts, off) - 1, bisect_left(run.starts, end)
-        ready = 0
-        for q in run.owners[i:j]:
+    def reuse_ready(run: AddressOwners, off: int, end: int, ready: int) -> int:
+        """When addresses off..end-1 are free to take, at least `ready`: the last
+        release of their previous owners."""
+        for q in run.owners[bisect_right(run.starts, off) - 1 : bisect_left(run.starts, end)]:
             if q >= 0 and finish[release[q]] > ready:
                 ready = finish[release[q]]
         return ready
@@ -260,7 +260,7 @@ def re_place(
         if slotted[t] and k < len(res) and res[k][0] == own:
             best = (LIMIT, 0, own)  # an earlier placement took this slot (slots are aligned)
         else:
-            best = (max(reuse_ready(run, own, own + s), ready), 0, own)
+            best = (reuse_ready(run, own, own + s, ready), 0, own)
             if best[0] == ready or (reloads_only and v < n):
                 return own
             here = pos[v]
@@ -269,7 +269,7 @@ def re_place(
                     break
             else:
                 return own
-        starts, owners_of = run.starts, run.owners
+        starts = run.starts
         top, chosen = best[0], best[2]
         for lo, hi in free_gaps(v, t):  # by address, so only a strictly earlier time wins
             if hi - lo < s:
@@ -280,10 +280,7 @@ def re_place(
                     break
                 candidates.add(starts[k])
             for off in sorted(candidates):
-                when = ready  # reuse_ready(run, off, off + s), at least `ready`
-                for q in owners_of[bisect_right(starts, off) - 1 : bisect_left(starts, off + s)]:
-                    if q >= 0 and finish[release[q]] > when:
-                        when = finish[release[q]]
+                when = reuse_ready(run, off, off + s, ready)
                 if when < top:
                     top, chosen = when, off
                     if when == ready:
