@@ -107,18 +107,16 @@ def orders(objective: str, target: Core) -> list[OrderSpec]:
         chosen = [OrderSpec(p, (LOADS,)) for p in policies] + [OrderSpec(p) for p in policies]
         chosen += [OrderSpec(p, (LOADS_PEAK,)) for p in policies] + [OrderSpec(p, (moves,)) for p in policies]
         return _usable(chosen + [OrderSpec(reuse, (LOADS,))], target)
-    chosen = [OrderSpec(reuse, (LOADS,)), OrderSpec(reuse)]
-    if objective == "makespan":  # load-bound kernels: switches of inputs spread over a pair
-        chosen.append(OrderSpec(reuse, pairs=PairOptions()))
-    chosen.append(OrderSpec(replace(reuse, paired=True), (LOADS,)))  # lockstep pairs
-    if objective == "makespan":
-        chosen += GATED
+    makespan = objective == "makespan"  # load-bound kernels: switches of inputs spread over a pair
+    paired = [OrderSpec(reuse, pairs=PairOptions())] if makespan else []
+    lockstep = OrderSpec(replace(reuse, paired=True), (LOADS,))
+    chosen = [OrderSpec(reuse, (LOADS,)), OrderSpec(reuse), *paired, lockstep, *(GATED if makespan else ())]
     chosen += [OrderSpec(p, (LOADS,)) for p in policies]
     chosen += [OrderSpec(p, (moves,)) for p in policies] + [OrderSpec(reuse, (moves,))]
     chosen += [OrderSpec(reuse, (LOADS, L0_DOUBLE))] + [OrderSpec(p, (LOADS, L0_DOUBLE)) for p in policies]
     chosen += [OrderSpec(p, (moves, L0_DOUBLE)) for p in policies]
     chosen += [OrderSpec(p) for p in policies] + [OrderSpec(p, (LOADS_PEAK,)) for p in policies]
-    if objective == "makespan":  # compute of neighbouring groups overlapped in time
+    if makespan:  # compute of neighbouring groups overlapped in time
         chosen += [OrderSpec(p, (moves,), timed=t) for t in TIMED for p in policies]
     return _usable(list(dict.fromkeys(chosen)), target)
 
