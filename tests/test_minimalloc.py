@@ -80,6 +80,14 @@ def test_the_canonical_search_packs_and_proves() -> None:
     assert canonical(Problem((0, 1, 3, 0), (2, 4, 5, 5), (2, 3, 2, 0), 5)).proven
 
 
+def _agrees_with_the_skyline_search(problem: Problem, limit: int) -> None:
+    """Both complete searches decide `problem` alike within `limit` nodes, and a packing
+    found is conflict-free."""
+    found, known = canonical(problem, limit), exact(problem, limit)
+    assert found.proven == known.proven and found.exhausted == (not known.proven)
+    assert not found.proven or violations(problem, found.offsets) == []
+
+
 def test_the_canonical_search_agrees_with_the_skyline_search_on_random_problems() -> None:
     rng = random.Random(7)
     for _ in range(150):
@@ -87,9 +95,7 @@ def test_the_canonical_search_agrees_with_the_skyline_search_on_random_problems(
         starts = [rng.randint(0, 6) for _ in range(n)]
         problem = Problem(tuple(starts), tuple(s + rng.randint(1, 4) for s in starts),
                           tuple(rng.randint(1, capacity) for _ in range(n)), capacity)
-        found, known = canonical(problem, 100_000), exact(problem, 100_000)
-        assert found.proven == known.proven and found.exhausted == (not known.proven)
-        assert not found.proven or violations(problem, found.offsets) == []
+        _agrees_with_the_skyline_search(problem, 100_000)
 
 
 @pytest.mark.parametrize("seed", (0, 2, 3))
@@ -168,7 +174,4 @@ def test_the_canonical_search_agrees_with_the_skyline_search_on_crowded_problems
         starts = [rng.randint(0, 8) for _ in range(n)]
         problem = Problem(tuple(starts), tuple(s + rng.randint(1, 3) for s in starts),
                           tuple(rng.choice((1, 2, 3, 4)) for _ in range(n)), capacity)
-        found, known = canonical(problem, 200_000), exact(problem, 200_000)
-        assert found.proven or found.exhausted
-        assert found.proven == known.proven
-        assert not found.proven or violations(problem, found.offsets) == []
+        _agrees_with_the_skyline_search(problem, 200_000)
