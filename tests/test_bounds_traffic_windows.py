@@ -50,26 +50,37 @@ def test_window_sources_never_above_any_point_set(m: int, n: int, k: int) -> Non
             assert window_sources(size, c, k, cover, cache) <= used + 1e-9, (size, partial, c, used)
 
 
-def _belady(points: tuple[Point, ...], slots: int) -> int:
-    """The fewest group spill-ins of an order with `slots` accumulators resident at once."""
+def _belady_spills(points: tuple[Point, ...], slots: int) -> list[tuple[int, int]]:
+    """Per point, the group spill-ins and spill-outs Belady's rule makes up to it with
+    `slots` accumulators resident at once (the fewest spill-ins of the order)."""
     uses: dict[tuple[int, int], list[int]] = {}
     for t, (i, j, _) in enumerate(points):
         uses.setdefault((i, j), []).append(t)
     resident: set[tuple[int, int]] = set()
     started: set[tuple[int, int]] = set()
-    spills = 0
+    ins = outs = 0
+    out = []
     for t, (i, j, _) in enumerate(points):
         g = (i, j)
         if g not in resident:
-            spills += g in started
+            ins += g in started
             if len(resident) == slots:
                 def next_use(h: tuple[int, int]) -> int:
                     later = [u for u in uses[h] if u > t]
                     return later[0] if later else len(points) + 1
-                resident.remove(max(resident, key=next_use))
+                gone = max(resident, key=next_use)
+                resident.remove(gone)
+                outs += next_use(gone) <= len(points)
             resident.add(g)
             started.add(g)
-    return spills
+        out.append((ins, outs))
+    return out
+
+
+def _belady(points: tuple[Point, ...], slots: int) -> int:
+    """The fewest group spill-ins of an order with `slots` accumulators resident at once."""
+    spills = _belady_spills(points, slots)
+    return spills[-1][0] if spills else 0
 
 
 @cache
@@ -213,27 +224,7 @@ def _first_window_samples(shape: tuple[int, int, int], slots: int, lam: int) -> 
 
 def _spill_events(points: tuple[Point, ...], slots: int) -> list[int]:
     """Per point, the group spill-outs and spill-ins Belady's rule makes up to it."""
-    uses: dict[tuple[int, int], list[int]] = {}
-    for t, (i, j, _) in enumerate(points):
-        uses.setdefault((i, j), []).append(t)
-    resident: set[tuple[int, int]] = set()
-    started: set[tuple[int, int]] = set()
-    events, out = 0, []
-    for t, (i, j, _) in enumerate(points):
-        g = (i, j)
-        if g not in resident:
-            events += g in started
-            if len(resident) == slots:
-                def next_use(h: tuple[int, int]) -> int:
-                    later = [u for u in uses[h] if u > t]
-                    return later[0] if later else len(points) + 1
-                gone = max(resident, key=next_use)
-                resident.remove(gone)
-                events += next_use(gone) <= len(points)
-            resident.add(g)
-            started.add(g)
-        out.append(events)
-    return out
+    return [ins + outs for ins, outs in _belady_spills(points, slots)]
 
 
 @pytest.mark.parametrize("shape", [(4, 4, 3), (3, 4, 3), (5, 5, 2)])
