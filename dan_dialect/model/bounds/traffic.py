@@ -60,6 +60,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from dan.dialect.model.bounds.l0peak import linked_points
 from dan.dialect.model.bounds.traffic_cut import cut_reloads
@@ -299,13 +300,7 @@ def window_bound(g: ReuseGrid) -> ReloadBound:
     r, settled = window_reloads(g.shape, g.hold, g.accumulators)
     if not r(0):
         return ReloadBound()
-    cache: dict[int, int] = {}
-
-    def cuts(z: int) -> int:
-        if z not in cache:
-            cache[z] = r(z)
-        return cache[z]
-
+    cuts = cache(r)
     return ReloadBound(_least(cuts, g.acc_unit, g.unit, settled, 256), _least(cuts, 1, 1, settled, 256),
                        _least(cuts, g.acc_spill_in, g.spill_in, settled, 256))
 
