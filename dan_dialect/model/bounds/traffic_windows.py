@@ -70,7 +70,7 @@ Work: per `lam`, per sampled `c` and per `F <= lam / K` one convex hull of at mo
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -153,19 +153,28 @@ def _first_window(lam: int, accumulators: int, k: int, cover: list[int],
     """Samples `(lo, g)` of the first window's least sources: every spill count `e_1 >= lo`
     up to the next sample's `lo` has `D_1 >= g` (`D` with at most `Q + e_1` partial
     cells: nonincreasing in `e_1`); the last sample covers every larger `e_1`."""
-    cells = len(cover) - 1
     los: list[int] = []
     gs: list[int] = []
-    e = last = 0
-    while True:
-        c = min(cells, accumulators + e)
-        d = window_sources(lam, c, k, cover, cache)
+    for lo, d in _sampled(lam, accumulators, k, cover, cache):
         g = math.ceil(d - 1e-9) if d < math.inf else 0
         if not gs or g < gs[-1]:  # a sample with the same g and a larger lo adds nothing
-            los.append(last + 1 if e else 0)
+            los.append(lo)
             gs.append(g)
+    return np.array(los, dtype=np.float64), np.array(gs, dtype=np.float64)
+
+
+def _sampled(lam: int, partial: int, k: int, cover: list[int],
+             cache: dict[tuple[int, int], _Hull]) -> Iterator[tuple[int, float]]:
+    """`(lo, D(lam, partial + e))` for `e` on a geometric grid (ratio about 1.05) until
+    every cell may be partial; each sample stands for every `e` from `lo` up to its own
+    (`D` falls as `e` grows)."""
+    cells = len(cover) - 1
+    e = last = 0
+    while True:
+        c = min(cells, partial + e)
+        yield (last + 1 if e else 0), window_sources(lam, c, k, cover, cache)
         if c == cells:
-            return np.array(los, dtype=np.float64), np.array(gs, dtype=np.float64)
+            return
         last, e = e, max(e + 1, int(e * 1.05))
 
 
@@ -174,22 +183,18 @@ def window_reloads(shape: tuple[int, int, int], hold: int, accumulators: int) ->
     `Q = accumulators` (nonincreasing in `z`; the best window length per `z`), and a
     `z` from which on `r` is constant."""
     m, n, k = shape
-    cells, points, sources = m * n, m * n * k, (m + n) * k
+    points, sources = m * n * k, (m + n) * k
     cover = cover_table(m, n)
     cache: dict[tuple[int, int], _Hull] = {}
     families: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     settled = 0
     for lam in _lengths(k, points):
         steps: list[tuple[float, float]] = []
-        e = last = 0  # sampled at e; e' in (last, e] count at least as much as e
-        while True:
-            c = min(cells, 2 * accumulators + e)
-            d = window_sources(lam, c, k, cover, cache)
+        for lo, d in _sampled(lam, 2 * accumulators, k, cover, cache):
             count = max(0, math.ceil(d - 1e-9) - hold - 2) if d < math.inf else 0
-            steps.append((last + 1 if e else 0, count))
-            if count == 0 or c == cells:
+            steps.append((lo, count))
+            if count == 0:
                 break
-            last, e = e, max(e + 1, int(e * 1.05))
         if steps[0][1] == 0:
             continue
         if steps[-1][1] > 0:  # past the last c every cell may be partial: no count
