@@ -45,10 +45,23 @@ interval packing, whose linear dual is such a choice of points). Cuts fixed in a
 do not: with a cut after every 8 C tiles and whole cells, an order by 4 x 4 blocks of C
 tiles (each in two halves of 2 x 4) keeps the count at 36, the one cut's figure. What
 is missing is the least over all orders of a count whose cuts follow the order, a
-search over chains of cell sets that nothing here bounds from below. Where another
-bound is larger (`--like
-Matmul_Case1`: the disjoint windows of `bounds.traffic_windows`), it is the one
-reported.
+search over chains of cell sets that nothing here bounds from below. Measured there
+(49 reloads are half the plan's 97): counted exactly (at candidate points fixed in
+advance, each gap once at the first chosen point it crosses, beyond `H + 2` per chosen
+point; the best choice is an interval packing), an order by bands of 4 columns of C
+tiles, two at a time, proves 44 reloads with a candidate every 64 points, 52 every 32
+and 96 every 16, and a local search over such orders of C tiles finds none below 44, 52
+and 72: candidates every 8 C tiles cannot reach 49, finer ones leave the least over
+orders open. Two cuts placed per order (the second where the lines met since the first
+and still partial are most) count 16 lines per slice on that order, 8 * 16 - 2 * 36 =
+56 reloads (57 on its points), and a local search finds no order lower: enough if it
+held for every order, which needs, for every cell set `S`, the least over orders of the
+cells left of the most lines they meet while partial (a linear width of the grid less
+`S`); one line per slice less, as partial cells at a cut may take, gives 48. Segments of
+`R` loads each (Hong and Kung) give nothing: with whole cells a segment covers at most
+`(H + 2 + R)^2 / 32` points, at most 111 loads in all for any `R`, fewer than the 128
+first loads. Where another bound is larger (`--like Matmul_Case1`: the disjoint windows
+of `bounds.traffic_windows`), it is the one reported.
 """
 
 from __future__ import annotations
