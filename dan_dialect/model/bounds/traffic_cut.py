@@ -54,10 +54,17 @@ and 96 every 16, and a local search over such orders of C tiles finds none below
 and 72: candidates every 8 C tiles cannot reach 49, finer ones leave the least over
 orders open. Two cuts placed per order (the second where the lines met since the first
 and still partial are most) count 16 lines per slice on that order, 8 * 16 - 2 * 36 =
-56 reloads (57 on its points), and a local search finds no order lower: enough if it
-held for every order, which needs, for every cell set `S`, the least over orders of the
-cells left of the most lines they meet while partial (a linear width of the grid less
-`S`); one line per slice less, as partial cells at a cut may take, gives 48. Segments of
+56 reloads (57 on its points), and a local search finds no order lower, also with
+cells held open across others: enough if it held for every order. For orders of whole
+cells of an `n x n` grid (`n >= 3`) the two cuts count at least `2 n` lines on every
+order tried (all orders of 3 x 3, searches up to 8 x 8), and the first cut where the
+last row is first met (before the last column, say) proves it unless exactly one column
+is still unmet there: all `n` rows are partial, at most one met column is complete, and
+the `u >= 2` unmet columns give a block of cells all later, whose first completed line
+leaves `u + 1` lines met since the cut and partial. What is missing is the case of one
+unmet column and the lift to orders whose slices see the cells in different orders (up
+to `Q + z` cells open at a cut) with the two points common to all slices: one line per
+slice less gives 48. Segments of
 `R` loads each (Hong and Kung) give nothing: with whole cells a segment covers at most
 `(H + 2 + R)^2 / 32` points, at most 111 loads in all for any `R`, fewer than the 128
 first loads. Where another bound is larger (`--like Matmul_Case1`: the disjoint windows
