@@ -1,13 +1,15 @@
 """The exact solvers side by side: the first decisive result in list order wins, the
-same whether the tasks run in turn or on two cores."""
+same whether the tasks run in turn or on two cores; in a race, the decisive result with
+the least work wins, the same whichever ends first."""
 
 from __future__ import annotations
 
 import time
 
-from dan.passes.packing.parallel import first_decisive
+from dan.passes.packing.parallel import NO_CEILING, first_decisive, least_work
 from dan.passes.packing.portfolio import pack
 from dan.passes.packing.problem import Packing, violations
+from dan.passes.packing.rolling import rolling_search
 from dan.lowering.gen.packing_instances import tiling
 
 
@@ -41,3 +43,43 @@ def test_pack_gives_the_same_offsets_in_turn_and_side_by_side(monkeypatch) -> No
     alone = pack(problem, 2_000)
     assert side.proven and not violations(problem, side.offsets)
     assert (side.offsets, side.nodes, side.notes) == (alone.offsets, alone.nodes, alone.notes)
+
+
+def _racer(nodes: int, proven: bool, delay: float = 0.0):  # noqa: ANN202
+    def run(ceiling) -> Packing:  # noqa: ANN001
+        time.sleep(delay)
+        return Packing([0] if proven else [-1], proven=proven, nodes=nodes, solver=f"r{nodes}")
+    return run
+
+
+def _waiter(nodes: int):  # noqa: ANN202
+    """A racer that would need `nodes` but stops one past the ceiling once there is one."""
+    def run(ceiling) -> Packing:  # noqa: ANN001
+        deadline = time.time() + 5
+        while ceiling() == NO_CEILING and time.time() < deadline:
+            time.sleep(0.01)
+        return Packing([-1], nodes=min(nodes, ceiling() + 1), solver="waiter")
+    return run
+
+
+def test_the_least_work_wins_the_race_whoever_ends_first() -> None:
+    for width in (1, 2):
+        found = least_work([_racer(10, True), _racer(4, True, delay=0.3), _waiter(100), _racer(4, True)], width)
+        assert found.solver == "r4" and found.proven
+        assert found.nodes == 4 + 4 + 4 + 4  # each racer's work counted up to the winner's
+
+
+def test_a_race_without_a_decisive_result_counts_all_the_work() -> None:
+    for width in (1, 2):
+        found = least_work([_racer(3, False), _racer(5, False)], width)
+        assert found.solver == "r5" and found.nodes == 8 and not found.proven
+
+
+def test_a_rolling_search_under_its_ceiling_finds_what_it_finds_alone() -> None:
+    problem = tiling(1, 100, 1 << 12, 16).problem
+    alone = rolling_search(problem, 5_000, 0)
+    assert alone.proven and not violations(problem, alone.offsets)
+    capped = rolling_search(problem, 5_000, 0, ceiling=lambda: alone.nodes)
+    assert (capped.offsets, capped.nodes) == (alone.offsets, alone.nodes)
+    below = rolling_search(problem, 5_000, 0, ceiling=lambda: alone.nodes // 2)
+    assert not below.decisive and below.nodes < alone.nodes  # stopped (CP-SAT may pass a limit a little)

@@ -9,7 +9,15 @@ core count nor on which task ends first: up to `WORKERS` tasks run at once in fo
 processes, earliest first; once task k is decisive and every task before it is done,
 the later ones still running are stopped (their results could not count). Without
 `fork`, inside a daemon process (a pool worker) or with one core, the tasks run in
-turn in this process. Nothing here imports xDSL.
+turn in this process.
+
+`least_work(tasks)` races searches of one group instead: the decisive result with the
+least `nodes` wins (ties: the earlier task). Each task gets a `ceiling()`: the least
+work of a decisive result so far, shared between the forked workers; a task may stop
+once its own work passes it (its result could no longer win), so the winner is the
+one a run of every task in full would pick, whatever the timing. All tasks run at
+once (more than the cores: the race is as long as about its cheapest winner's share
+of the machine). Nothing here imports xDSL.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import os
 from multiprocessing.connection import wait
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 
 from dan.passes.packing.problem import Packing
 
@@ -26,6 +35,10 @@ WORKERS = 2
 """Most tasks running at once (the machine's cores, if fewer)."""
 
 Task = Callable[[], Packing]
+Ceiling = Callable[[], int]
+"""The least work (nodes) of a decisive result so far in a race (a large number before)."""
+Racer = Callable[[Ceiling], Packing]
+NO_CEILING = 1 << 62
 
 
 def workers() -> int:
@@ -108,3 +121,59 @@ def _prefix(done: dict[int, Packing]) -> list[Packing]:
         if out[-1].decisive:
             break
     return out
+
+
+def least_work(tasks: Sequence[Racer], width: int | None = None) -> Packing:
+    """The decisive result of `tasks` with the least nodes, the earlier on a tie (module
+    docstring); the last task's result when none is decisive. `nodes` is the work of
+    every task up to the winner's (each task's counted up to it), the same in turn or
+    side by side."""
+    width = workers() if width is None else width
+    results = _race_in_turn(tasks) if width <= 1 or len(tasks) <= 1 else _race_side_by_side(tasks)
+    decisive = [k for k, found in enumerate(results) if found.decisive]
+    best = min(decisive, key=lambda k: (results[k].nodes, k), default=len(results) - 1)
+    least = results[best].nodes if decisive else NO_CEILING
+    return replace(results[best], nodes=sum(min(found.nodes, least) for found in results))
+
+
+def _race_in_turn(tasks: Sequence[Racer]) -> list[Packing]:
+    """Each task in turn in this process, the ceiling lowered by each decisive result."""
+    least = NO_CEILING
+    results = []
+    for task in tasks:
+        results.append(task(lambda: least))
+        if results[-1].decisive:
+            least = min(least, results[-1].nodes)
+    return results
+
+
+def _race_side_by_side(tasks: Sequence[Racer]) -> list[Packing]:
+    """Every task at once in forked processes, sharing the ceiling through memory."""
+    ctx = mp.get_context("fork")
+    shared = ctx.Value("q", NO_CEILING, lock=False)
+    ceiling: Ceiling = lambda: shared.value  # noqa: E731
+    running: dict[int, tuple[mp.Process, object]] = {}
+    done: dict[int, Packing] = {}
+    try:
+        for k, task in enumerate(tasks):
+            recv, send = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_run, args=(partial(task, ceiling), send), daemon=True)
+            proc.start()
+            send.close()
+            running[k] = (proc, recv)
+        while running:
+            ready = wait([recv for _, recv in running.values()])
+            for k in [k for k, (_, recv) in running.items() if recv in ready]:
+                proc, recv = running.pop(k)
+                try:
+                    done[k] = recv.recv()
+                except EOFError as err:  # the worker died without an answer
+                    raise RuntimeError(f"packing worker {k} exited with code {proc.exitcode}") from err
+                proc.join()
+                if done[k].decisive:
+                    shared.value = min(shared.value, done[k].nodes)
+    finally:
+        for proc, _ in running.values():
+            proc.terminate()
+            proc.join()
+    return [done[k] for k in range(len(tasks))]

@@ -6,18 +6,19 @@ size) and packs each with `pack_group`: the greedy orders first
 (`dan.passes.packing.heuristic.best_greedy`); for a group they leave unplaced, the
 exact solvers of `steps`, each on its share of the group's budget (`limit` search
 nodes; CP-SAT's conflicts are counted at `CONFLICTS_PER_NODE` a node). A group with at
-least `FULL_SHARE` of its clique times full (tilings) goes first to the rolling searches
-(CP-SAT window by window where full steps cut it, `dan.passes.packing.rolling`, each
-search a step of its own), then to the time sweep if it is full at every step (else the
-skyline search), CP-SAT on the whole group (the greedy offsets as its hint), and the
-canonical search (`dan.passes.packing.canonical`, MiniMalloc's ideas). Any other group
-(real allocation problems, where few or no steps are full) goes first to a brief
-canonical search, a brief CP-SAT probe from the greedy offsets, then the canonical
-search, CP-SAT on the whole group, the rolling searches where full steps cut it, and
-the skyline search. CP-SAT runs only with
-OR-Tools installed. The steps run side by side on the cores
-(`dan.passes.packing.parallel.first_decisive`), and the first in this order that packs
-the group or proves it cannot be packed decides, as if they ran one after the other.
+least `FULL_SHARE` of its clique times full (tilings) goes first to a race of the
+rolling searches (CP-SAT window by window where full steps cut it,
+`dan.passes.packing.rolling`; all at once, the decisive one with the least work wins:
+`dan.passes.packing.parallel.least_work`), then to the time sweep if it is full at every
+step (else the skyline search), CP-SAT on the whole group (the greedy offsets as its
+hint), and the canonical search (`dan.passes.packing.canonical`, MiniMalloc's ideas).
+Any other group (real allocation problems, where few or no steps are full) goes first
+to a brief canonical search, a brief CP-SAT probe from the greedy offsets, then the
+canonical search, CP-SAT on the whole group, the rolling searches where full steps cut
+it, and the skyline search. CP-SAT runs only with OR-Tools installed. After the race,
+the steps run side by side on the cores (`dan.passes.packing.parallel.first_decisive`),
+and the first in this order that packs the group or proves it cannot be packed
+decides, as if they ran one after the other.
 Every budget is counted work, never the clock, so the offsets do not depend on the
 machine or on how many cores it has. Nothing here imports xDSL.
 """
@@ -33,7 +34,7 @@ from dan.passes.packing.cpsat import cpsat, warn_missing
 from dan.passes.packing.exact import exact
 from dan.passes.packing.heuristic import best_greedy
 from dan.passes.packing.problem import Packing, Problem, components, on_clique_times
-from dan.passes.packing.parallel import first_decisive
+from dan.passes.packing.parallel import first_decisive, least_work
 from dan.passes.packing.rolling import SEARCHES, cuts, full_steps, rolling_search
 from dan.passes.packing.sweep import is_tight, sweep
 
@@ -56,9 +57,8 @@ class Shares:
     canonical: float = 8.0
     """The canonical search again, from scratch (shared problem C: 25k nodes)."""
     rolling: float = 2.0
-    """Each of the rolling searches (`dan.passes.packing.rolling.SEARCHES`) on a group
-    with many full steps (two run at once); on other groups, together they have
-    `cpsat`'s share."""
+    """Each of the rolling searches (`dan.passes.packing.rolling.SEARCHES`) racing on a
+    group with many full steps; on other groups, together they have `cpsat`'s share."""
     search: float = 1.0
     cpsat: float = 1.0
 
@@ -104,27 +104,40 @@ def pack_group(sub: Problem, limit: int, missing: str = MISSING, search: bool = 
 
 
 def exact_group(sub: Problem, limit: int, hint: list[int], missing: str = MISSING) -> Packing:
-    """The exact solvers on one group, side by side on the cores, the first decisive in
-    `steps` order winning (module docstring); `nodes` sums their work up to it."""
-    return first_decisive([partial(solver, sub, max(1, int(share * limit))) for solver, share in steps(sub, hint, missing)])
+    """The exact solvers on one group (module docstring): the race of the rolling
+    searches first on a group with many full steps, then the others side by side on the
+    cores, the first decisive in `steps` order winning; `nodes` sums their work."""
+    race, rest = steps(sub, hint, missing)
+    raced = least_work([partial(rolling_search, sub, budget(share, limit), k) for k, share in race]) if race else None
+    if raced is not None and raced.decisive:
+        return raced
+    found = first_decisive([partial(solver, sub, budget(share, limit)) for solver, share in rest])
+    return replace(found, nodes=found.nodes + (raced.nodes if raced else 0))
 
 
-def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> list[tuple[Solver, float]]:
-    """The exact solvers for `sub` in the order their results count, each with its share
-    of the limit (module docstring)."""
+def budget(share: float, limit: int) -> int:
+    """A solver's budget in search nodes: its share of `limit`, at least one."""
+    return max(1, int(share * limit))
+
+
+def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> tuple[list[tuple[int, float]], list[tuple[Solver, float]]]:
+    """The rolling searches that race first for `sub` (their index in `SEARCHES`, each
+    with its share of the limit), then the exact solvers in the order their results
+    count, each with its share (module docstring)."""
     with_cpsat = warn_missing(missing)
     windows = with_cpsat and len(cuts(full_steps(sub), max(sub.ends, default=0))) > 2
     timed = on_clique_times(sub)
     whole: Solver = lambda p, n: cpsat(p, n, hint)  # noqa: E731
     probe: Solver = lambda p, n: cpsat(p, n, hint, seeds=1)  # noqa: E731
     tight = len(full_steps(timed)) >= FULL_SHARE * max(timed.ends, default=1)
-    share = SHARES.rolling if tight else SHARES.cpsat / len(SEARCHES)
-    rolls: list[tuple[Solver, float]] = [(partial(rolling_search, k=k), share) for k in range(len(SEARCHES))] if windows else []
     search: tuple[Solver, float] = (sweep if is_tight(sub) else exact, SHARES.search)
     if not with_cpsat:
-        return [search, (canonical, SHARES.canonical)] if tight else [(canonical, SHARES.canonical), search]
+        return [], [search, (canonical, SHARES.canonical)] if tight else [(canonical, SHARES.canonical), search]
     if tight:
-        return [*rolls, search, (whole, SHARES.cpsat), (canonical, SHARES.canonical)]
-    return [(canonical, SHARES.quick), (probe, SHARES.probe), (canonical, SHARES.canonical), (whole, SHARES.cpsat),
-            *rolls, search]
+        race = [(k, SHARES.rolling) for k in range(len(SEARCHES))] if windows else []
+        return race, [search, (whole, SHARES.cpsat), (canonical, SHARES.canonical)]
+    share = SHARES.cpsat / len(SEARCHES)
+    rolls: list[tuple[Solver, float]] = [(partial(rolling_search, k=k), share) for k in range(len(SEARCHES))] if windows else []
+    return [], [(canonical, SHARES.quick), (probe, SHARES.probe), (canonical, SHARES.canonical), (whole, SHARES.cpsat),
+                *rolls, search]
 

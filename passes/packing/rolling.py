@@ -43,6 +43,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from dan.passes.packing.cpsat import CONFLICTS_PER_NODE, add_no_overlaps
+from dan.passes.packing.parallel import Ceiling
 from dan.passes.packing.problem import Packing, Problem, in_common_unit, max_live, on_clique_times
 
 HORIZON = 16
@@ -77,10 +78,12 @@ def rolling(problem: Problem, limit: int, hint: list[int] | None = None) -> Pack
     return in_common_unit(on_clique_times(problem), lambda p, g: _restarts(p, CONFLICTS_PER_NODE * limit))
 
 
-def rolling_search(problem: Problem, limit: int, k: int) -> Packing:
+def rolling_search(problem: Problem, limit: int, k: int, ceiling: Ceiling | None = None) -> Packing:
     """`rolling` with only the k-th of `SEARCHES`, on all of its budget (a portfolio
-    runs the searches as tasks of their own)."""
-    return in_common_unit(on_clique_times(problem), lambda p, g: _rolling(p, CONFLICTS_PER_NODE * limit, SEARCHES[k]))
+    runs the searches as tasks of their own); with `ceiling` (a race,
+    `dan.passes.packing.parallel.least_work`), it stops once its conflicts pass it."""
+    return in_common_unit(on_clique_times(problem),
+                          lambda p, g: _rolling(p, CONFLICTS_PER_NODE * limit, SEARCHES[k], ceiling))
 
 
 def _restarts(problem: Problem, budget: int) -> Packing:
@@ -126,7 +129,7 @@ def cuts(full: list[int], end: int) -> list[int]:
     return out + [end]
 
 
-def _rolling(problem: Problem, budget: int, search: Search) -> Packing:
+def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | None = None) -> Packing:
     from ortools.sat.python import cp_model
 
     n, cap = len(problem), problem.capacity
@@ -144,6 +147,8 @@ def _rolling(problem: Problem, budget: int, search: Search) -> Packing:
     conflicts, stages, backs, backtracked, retried = 0, 0, 0, False, False
     k = 0
     while k < len(cut) - 1:
+        if ceiling is not None:  # past the ceiling, nothing this search finds could win the race
+            budget = min(budget, ceiling() + 1)
         if conflicts >= budget:
             return Packing([-1] * n, nodes=conflicts, solver="rolling", notes={"stages": stages, "backtracks": backs})
         window = sorted(_window(problem, full, cut[k], cut[k + 1], end),
