@@ -9,7 +9,7 @@ import time
 from dan.passes.packing.parallel import NO_CEILING, first_decisive, least_work
 from dan.passes.packing.portfolio import pack
 from dan.passes.packing.problem import Packing, violations
-from dan.passes.packing.rolling import rolling_search
+from dan.passes.packing.rolling import SEARCHES, rolling_search
 from dan.lowering.gen.packing_instances import tiling
 
 
@@ -77,9 +77,9 @@ def test_a_race_without_a_decisive_result_counts_all_the_work() -> None:
 
 def test_a_rolling_search_under_its_ceiling_finds_what_it_finds_alone() -> None:
     problem = tiling(1, 100, 1 << 12, 16).problem
-    alone = rolling_search(problem, 5_000, 0)
+    alone = rolling_search(problem, 5_000, SEARCHES[0])
     assert alone.proven and not violations(problem, alone.offsets)
-    capped = rolling_search(problem, 5_000, 0, ceiling=lambda: alone.nodes)
+    capped = rolling_search(problem, 5_000, SEARCHES[0], ceiling=lambda: alone.nodes)
     assert (capped.offsets, capped.nodes) == (alone.offsets, alone.nodes)
-    below = rolling_search(problem, 5_000, 0, ceiling=lambda: alone.nodes // 2)
+    below = rolling_search(problem, 5_000, SEARCHES[0], ceiling=lambda: alone.nodes // 2)
     assert not below.decisive and below.nodes < alone.nodes  # stopped (CP-SAT may pass a limit a little)

@@ -35,7 +35,7 @@ from dan.passes.packing.exact import exact
 from dan.passes.packing.heuristic import best_greedy
 from dan.passes.packing.problem import Packing, Problem, components, on_clique_times
 from dan.passes.packing.parallel import first_decisive, least_work
-from dan.passes.packing.rolling import SEARCHES, cuts, full_steps, rolling_search
+from dan.passes.packing.rolling import SEARCHES, Search, cuts, full_steps, rolling_search
 from dan.passes.packing.sweep import is_tight, sweep
 
 MISSING = "the packing runs without CP-SAT and may leave buffers unplaced"
@@ -108,7 +108,7 @@ def exact_group(sub: Problem, limit: int, hint: list[int], missing: str = MISSIN
     searches first on a group with many full steps, then the others side by side on the
     cores, the first decisive in `steps` order winning; `nodes` sums their work."""
     race, rest = steps(sub, hint, missing)
-    raced = least_work([partial(rolling_search, sub, budget(share, limit), k) for k, share in race]) if race else None
+    raced = least_work([partial(rolling_search, sub, budget(share, limit), search) for search, share in race]) if race else None
     if raced is not None and raced.decisive:
         return raced
     found = first_decisive([partial(solver, sub, budget(share, limit)) for solver, share in rest])
@@ -120,9 +120,9 @@ def budget(share: float, limit: int) -> int:
     return max(1, int(share * limit))
 
 
-def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> tuple[list[tuple[int, float]], list[tuple[Solver, float]]]:
-    """The rolling searches that race first for `sub` (their index in `SEARCHES`, each
-    with its share of the limit), then the exact solvers in the order their results
+def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> tuple[list[tuple[Search, float]], list[tuple[Solver, float]]]:
+    """The rolling searches that race first for `sub` (each with its share of the
+    limit), then the exact solvers in the order their results
     count, each with its share (module docstring)."""
     with_cpsat = warn_missing(missing)
     windows = with_cpsat and len(cuts(full_steps(sub), max(sub.ends, default=0))) > 2
@@ -134,10 +134,10 @@ def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> tuple[list[t
     if not with_cpsat:
         return [], [search, (canonical, SHARES.canonical)] if tight else [(canonical, SHARES.canonical), search]
     if tight:
-        race = [(k, SHARES.rolling) for k in range(len(SEARCHES))] if windows else []
+        race = [(search, SHARES.rolling) for search in SEARCHES] if windows else []
         return race, [search, (whole, SHARES.cpsat), (canonical, SHARES.canonical)]
     share = SHARES.cpsat / len(SEARCHES)
-    rolls: list[tuple[Solver, float]] = [(partial(rolling_search, k=k), share) for k in range(len(SEARCHES))] if windows else []
+    rolls: list[tuple[Solver, float]] = [(partial(rolling_search, search=search), share) for search in SEARCHES] if windows else []
     return [], [(canonical, SHARES.quick), (probe, SHARES.probe), (canonical, SHARES.canonical), (whole, SHARES.cpsat),
                 *rolls, search]
 

@@ -63,6 +63,10 @@ class Search(NamedTuple):
     retry: bool
     """A stage that runs out of conflicts with a column fixed is tried once more before
     the search goes back on that column."""
+    stride: int = STRIDE
+    """Most steps between its cuts when a full step lies that close."""
+    horizon: int = HORIZON
+    """Steps a stage looks past its cut."""
 
 
 SEARCHES = (Search(3000, retry=False), Search(3000, retry=True), Search(4000, retry=False))
@@ -78,12 +82,12 @@ def rolling(problem: Problem, limit: int, hint: list[int] | None = None) -> Pack
     return in_common_unit(on_clique_times(problem), lambda p, g: _restarts(p, CONFLICTS_PER_NODE * limit))
 
 
-def rolling_search(problem: Problem, limit: int, k: int, ceiling: Ceiling | None = None) -> Packing:
-    """`rolling` with only the k-th of `SEARCHES`, on all of its budget (a portfolio
-    runs the searches as tasks of their own); with `ceiling` (a race,
+def rolling_search(problem: Problem, limit: int, search: Search, ceiling: Ceiling | None = None) -> Packing:
+    """`rolling` with only `search`, on all of its budget (a portfolio runs the searches
+    as tasks of their own); with `ceiling` (a race,
     `dan.passes.packing.parallel.least_work`), it stops once its conflicts pass it."""
     return in_common_unit(on_clique_times(problem),
-                          lambda p, g: _rolling(p, CONFLICTS_PER_NODE * limit, SEARCHES[k], ceiling))
+                          lambda p, g: _rolling(p, CONFLICTS_PER_NODE * limit, search, ceiling))
 
 
 def _restarts(problem: Problem, budget: int) -> Packing:
@@ -116,15 +120,15 @@ def full_steps(problem: Problem) -> list[int]:
     return full
 
 
-def cuts(full: list[int], end: int) -> list[int]:
-    """Step 0, then full steps: the last within `STRIDE` of the previous cut, else the
+def cuts(full: list[int], end: int, stride: int = STRIDE) -> list[int]:
+    """Step 0, then full steps: the last within `stride` of the previous cut, else the
     next one; then `end`."""
     out = [0]
     while True:
         first = bisect_right(full, out[-1])  # `full` ascends
         if first == len(full):
             break
-        last_near = bisect_right(full, out[-1] + STRIDE) - 1
+        last_near = bisect_right(full, out[-1] + stride) - 1
         out.append(full[last_near] if last_near >= first else full[first])
     return out + [end]
 
@@ -138,7 +142,7 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
         return Packing([-1] * n, exhausted=True, solver="rolling")
     end = max(ends, default=0)
     full = full_steps(problem)
-    cut = cuts(full, end)
+    cut = cuts(full, end, search.stride)
     offsets = [-1] * n
     committed: list[list[int]] = []  # per stage passed, the items it committed
     nogoods: list[list[tuple[list[int], frozenset[int]]]] = []
@@ -151,7 +155,7 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
             budget = min(budget, ceiling() + 1)
         if conflicts >= budget:
             return Packing([-1] * n, nodes=conflicts, solver="rolling", notes={"stages": stages, "backtracks": backs})
-        window = sorted(_window(problem, full, cut[k], cut[k + 1], end),
+        window = sorted(_window(problem, full, cut[k], cut[k + 1], end, search.horizon),
                         key=lambda i: (-sizes[i], starts[i], ends[i], i))
         model = cp_model.CpModel()
         y = {i: model.NewIntVar(*((offsets[i], offsets[i]) if offsets[i] >= 0 else (0, cap - sizes[i])), f"y{i}")
@@ -203,12 +207,12 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
     return Packing(offsets, proven=True, nodes=conflicts, solver="rolling", notes={"stages": stages, "backtracks": backs})
 
 
-def _window(problem: Problem, full: list[int], cut: int, next_cut: int, end: int) -> list[int]:
+def _window(problem: Problem, full: list[int], cut: int, next_cut: int, end: int, ahead: int = HORIZON) -> list[int]:
     """The items of the stage at `cut`: alive somewhere from `cut` to its horizon, the
-    first full step at least `HORIZON` steps on (or `end`), pulled back to the latest
+    first full step at least `ahead` steps on (or `end`), pulled back to the latest
     full step from `next_cut` on whose window holds at most `MAX_WINDOW` items (or the
     first such step, when none does)."""
-    horizon = max(next((f for f in full if f >= cut + HORIZON), end), next_cut)
+    horizon = max(next((f for f in full if f >= cut + ahead), end), next_cut)
     alive = [i for i in range(len(problem)) if problem.ends[i] > cut and problem.sizes[i]]
     starts = sorted(problem.starts[i] for i in alive)
     steps = [f for f in full if next_cut <= f < horizon]
