@@ -93,24 +93,42 @@ def _side_by_side(tasks: Sequence[Task], width: int) -> list[Packing]:
                 return prefix
             last = min((k for k, found in done.items() if found.decisive), default=len(tasks) - 1)
             while nxt <= last and len(running) < width:
-                recv, send = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_run, args=(tasks[nxt], send), daemon=True)
-                proc.start()
-                send.close()
-                running[nxt] = (proc, recv)
+                running[nxt] = _start(ctx, tasks[nxt])
                 nxt += 1
-            ready = wait([recv for _, recv in running.values()])
-            for k in [k for k, (_, recv) in running.items() if recv in ready]:
-                proc, recv = running.pop(k)
-                try:
-                    done[k] = recv.recv()
-                except EOFError as err:  # the worker died without an answer
-                    raise RuntimeError(f"packing worker {k} exited with code {proc.exitcode}") from err
-                proc.join()
+            _collect(running, done)
     finally:
-        for proc, _ in running.values():
-            proc.terminate()
-            proc.join()
+        _stop(running)
+
+
+def _start(ctx, task: Task) -> tuple[mp.Process, object]:  # noqa: ANN001 (a fork context)
+    """`task` running in a forked worker, and the pipe end its result comes through."""
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_run, args=(task, send), daemon=True)
+    proc.start()
+    send.close()
+    return proc, recv
+
+
+def _collect(running: dict[int, tuple[mp.Process, object]], done: dict[int, Packing]) -> list[int]:
+    """Wait for some of the `running` workers to answer; move their results to `done`
+    and return their keys."""
+    ready = wait([recv for _, recv in running.values()])
+    ended = [k for k, (_, recv) in running.items() if recv in ready]
+    for k in ended:
+        proc, recv = running.pop(k)
+        try:
+            done[k] = recv.recv()
+        except EOFError as err:  # the worker died without an answer
+            raise RuntimeError(f"packing worker {k} exited with code {proc.exitcode}") from err
+        proc.join()
+    return ended
+
+
+def _stop(running: dict[int, tuple[mp.Process, object]]) -> None:
+    """End the workers still running (their results can no longer count)."""
+    for proc, _ in running.values():
+        proc.terminate()
+        proc.join()
 
 
 def _prefix(done: dict[int, Packing]) -> list[Packing]:
@@ -156,24 +174,11 @@ def _race_side_by_side(tasks: Sequence[Racer]) -> list[Packing]:
     done: dict[int, Packing] = {}
     try:
         for k, task in enumerate(tasks):
-            recv, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_run, args=(partial(task, ceiling), send), daemon=True)
-            proc.start()
-            send.close()
-            running[k] = (proc, recv)
+            running[k] = _start(ctx, partial(task, ceiling))
         while running:
-            ready = wait([recv for _, recv in running.values()])
-            for k in [k for k, (_, recv) in running.items() if recv in ready]:
-                proc, recv = running.pop(k)
-                try:
-                    done[k] = recv.recv()
-                except EOFError as err:  # the worker died without an answer
-                    raise RuntimeError(f"packing worker {k} exited with code {proc.exitcode}") from err
-                proc.join()
+            for k in _collect(running, done):
                 if done[k].decisive:
                     shared.value = min(shared.value, done[k].nodes)
     finally:
-        for proc, _ in running.values():
-            proc.terminate()
-            proc.join()
+        _stop(running)
     return [done[k] for k in range(len(tasks))]
