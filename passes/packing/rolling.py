@@ -5,11 +5,11 @@ At a *full* step (the live sizes sum to the capacity) the items alive then tile
 that end before the step and those that start after it never meet each other, so the
 column is the only thing the two sides share. The search packs the group window by
 window, left to right:
-- cuts are the first step and full steps at least `STRIDE` apart (the last full step
-  within `STRIDE` of the previous cut, else the next one);
+- cuts are the first step and full steps at least the search's stride apart (the last
+  full step within it of the previous cut, else the next one; `STRIDE` by default);
 - stage k packs, with CP-SAT (`dan.passes.packing.cpsat`'s model: one NoOverlap per
   start time), every item alive somewhere from cut k to the first full step at least
-  `HORIZON` steps later (or the end; pulled back to an earlier full step when the
+  the search's horizon later (`HORIZON` by default; or the end; pulled back to an earlier full step when the
   window would hold more than `MAX_WINDOW` items), the items committed before held at
   their offsets; then it commits the items that start by cut k+1 (all at the last stage).
   The model lists its items largest first (then by lifetime), so the search does not
