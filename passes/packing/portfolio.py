@@ -109,7 +109,8 @@ def exact_group(sub: Problem, limit: int, hint: list[int], missing: str = MISSIN
     searches first on a group with many full steps, then the others side by side on the
     cores, the first decisive in `steps` order winning; `nodes` sums their work."""
     race, rest = steps(sub, hint, missing)
-    raced = least_work([partial(rolling_search, sub, budget(share, limit), search) for search, share in race]) if race else None
+    each = budget(SHARES.rolling, limit)
+    raced = least_work([partial(rolling_search, sub, each, search) for search in race]) if race else None
     if raced is not None and raced.decisive:
         return raced
     found = first_decisive([partial(solver, sub, budget(share, limit)) for solver, share in rest])
@@ -121,24 +122,23 @@ def budget(share: float, limit: int) -> int:
     return max(1, int(share * limit))
 
 
-def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> tuple[list[tuple[Search, float]], list[tuple[Solver, float]]]:
-    """The rolling searches that race first for `sub` (each with its share of the
-    limit), then the exact solvers in the order their results
-    count, each with its share (module docstring)."""
+def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> tuple[list[Search], list[tuple[Solver, float]]]:
+    """The rolling searches that race first for `sub` (each on `SHARES.rolling`), then
+    the exact solvers in the order their results count, each with its share of the
+    limit (module docstring)."""
     with_cpsat = warn_missing(missing)
     windows = with_cpsat and len(cuts(full_steps(sub), max(sub.ends, default=0))) > 2
     timed = on_clique_times(sub)
     whole: Solver = lambda p, n: cpsat(p, n, hint)  # noqa: E731
     probe: Solver = lambda p, n: cpsat(p, n, hint, seeds=1)  # noqa: E731
     tight = len(full_steps(timed)) >= FULL_SHARE * max(timed.ends, default=1)
-    search: tuple[Solver, float] = (sweep if is_tight(sub) else exact, SHARES.search)
+    branching: tuple[Solver, float] = (sweep if is_tight(sub) else exact, SHARES.search)
     if not with_cpsat:
-        return [], [search, (canonical, SHARES.canonical)] if tight else [(canonical, SHARES.canonical), search]
+        return [], [branching, (canonical, SHARES.canonical)] if tight else [(canonical, SHARES.canonical), branching]
     if tight:
-        race = [(search, SHARES.rolling) for search in SEARCHES] if windows else []
-        return race, [search, (whole, SHARES.cpsat), (canonical, SHARES.canonical)]
+        return list(SEARCHES) if windows else [], [branching, (whole, SHARES.cpsat), (canonical, SHARES.canonical)]
     share = SHARES.cpsat / len(SEARCHES)
-    rolls: list[tuple[Solver, float]] = [(partial(rolling_search, search=search), share) for search in SEARCHES] if windows else []
+    rolls: list[tuple[Solver, float]] = [(partial(rolling_search, search=s), share) for s in SEARCHES] if windows else []
     return [], [(canonical, SHARES.quick), (probe, SHARES.probe), (canonical, SHARES.canonical), (whole, SHARES.cpsat),
-                *rolls, search]
+                *rolls, branching]
 
