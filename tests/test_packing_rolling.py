@@ -11,26 +11,42 @@ from dan.passes.packing.cpsat import CONFLICTS_PER_NODE
 from dan.passes.packing.heuristic import greedy
 from dan.lowering.gen.packing_instances import tiling
 from dan.passes.packing.problem import Problem, max_live, on_clique_times, violations
-from dan.passes.packing.rolling import SEARCHES, STRIDE, cuts, full_steps
+from dan.passes.packing.rolling import REACH, SEARCHES, WINDOW, full_steps, stage_plan
 
 pytest.importorskip("ortools")
 
 from dan.passes.packing.rolling import rolling  # noqa: E402
 
 
-def test_cuts_are_full_steps_at_most_a_stride_apart_where_they_can_be() -> None:
+def test_full_steps_are_those_filled_to_the_capacity() -> None:
     # capacity 2: steps 0, 1 and 3 are full, step 2 is not
     problem = Problem((0, 0, 3, 1), (2, 4, 4, 2), (1, 1, 1, 0), 2)
     assert full_steps(problem) == [0, 1, 3]
-    full = [0, 3, 5, 20, 21, 40]
-    assert cuts(full, 50) == [0, 5, 20, 21, 40, 50] and STRIDE >= 5
-    assert cuts([], 9) == [0, 9]
+
+
+def test_stages_hold_at_most_a_window_of_items_where_full_steps_allow() -> None:
+    # unit items alive two steps each (the first two from step 0): every step is full at 2
+    chain = Problem(tuple(max(0, s) for s in range(-1, 12)), tuple(range(1, 14)), (1,) * 13, 2)
+    full = full_steps(chain)
+    # from cut c the window to step h holds h - c + 2 items
+    assert stage_plan(chain, full, 13, window=6, reach=0.5) == ([0, 2, 4, 6, 8, 13], [4, 6, 8, 10, 13])
+    assert stage_plan(chain, full, 13, window=20) == ([0, 13], [13])  # it all fits: one stage
+    assert stage_plan(chain, [], 13) == ([0, 13], [13])
+    tight = on_clique_times(tiling(2, 400).problem)
+    full, end = full_steps(tight), max(tight.ends)
+    cut, horizon = stage_plan(tight, full, end)
+    assert len(cut) > 5 and cut[-1] == horizon[-1] == end
+    for k, (c, h) in enumerate(zip(cut[:-2], horizon)):  # the last stage runs to the end
+        items = sum(1 for s, e in zip(tight.starts, tight.ends) if e > c and s <= h)
+        first = min(f for f in full + [end] if f > c)
+        assert items <= WINDOW or h == first, k
+        assert c < cut[k + 1] <= h and (cut[k + 1] <= c + REACH * (h - c) or cut[k + 1] == first), k
 
 
 def test_a_four_hundred_buffer_tiling_with_a_refuted_column() -> None:
     problem = tiling(2, 400, drop=0.2).problem
     assert len(problem) >= 400 and greedy(problem, "size").unplaced >= 10
-    found = rolling(problem, 4_500)
+    found = rolling(problem, 9_000)
     assert found.proven and violations(problem, found.offsets) == []
     assert found.notes["backtracks"] >= 1  # a committed column was refuted and replaced
 

@@ -35,7 +35,7 @@ from dan.passes.packing.exact import exact
 from dan.passes.packing.heuristic import best_greedy
 from dan.passes.packing.problem import Packing, Problem, components, on_clique_times
 from dan.passes.packing.parallel import first_decisive, least_work
-from dan.passes.packing.rolling import SEARCHES, Search, cuts, full_steps, rolling_search
+from dan.passes.packing.rolling import SEARCHES, Search, full_steps, rolling_search
 from dan.passes.packing.sweep import is_tight, sweep
 
 MISSING = "the packing runs without CP-SAT and may leave buffers unplaced"
@@ -127,7 +127,7 @@ def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> tuple[list[S
     the exact solvers in the order their results count, each with its share of the
     limit (module docstring)."""
     with_cpsat = warn_missing(missing)
-    windows = with_cpsat and len(cuts(full_steps(sub), max(sub.ends, default=0))) > 2
+    windows = with_cpsat and any(step > 0 for step in full_steps(sub))  # a cut after step 0
     timed = on_clique_times(sub)
     whole: Solver = lambda p, n: cpsat(p, n, hint)  # noqa: E731
     probe: Solver = lambda p, n: cpsat(p, n, hint, seeds=1)  # noqa: E731

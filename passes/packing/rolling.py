@@ -4,17 +4,20 @@ At a *full* step (the live sizes sum to the capacity) the items alive then tile
 `[0, capacity)` exactly. Once their offsets (the step's *column*) are fixed, the items
 that end before the step and those that start after it never meet each other, so the
 column is the only thing the two sides share. The search packs the group window by
-window, left to right:
-- cuts are the first step and full steps at least the search's stride apart (the last
-  full step within it of the previous cut, else the next one; `STRIDE` by default);
+window, left to right (`stage_plan`):
 - stage k packs, with CP-SAT (`dan.passes.packing.cpsat`'s model: one NoOverlap per
-  start time), every item alive somewhere from cut k to the first full step at least
-  the search's horizon later (`HORIZON` by default; or the end; pulled back to an earlier full step when the
-  window would hold more than `MAX_WINDOW` items), the items committed before held at
-  their offsets; then it commits the items that start by cut k+1 (all at the last stage).
-  The model lists its items largest first (then by lifetime), so the search does not
-  depend on the order the items come in (which on tilings changed the conflicts
-  needed up to fourfold);
+  start time), every item alive somewhere from cut k to its horizon, the latest full
+  step whose window holds at most the search's `window` items (at least the second full
+  step after the cut; the end once all the rest fits), the items committed before held
+  at their offsets; then it commits the items that start by cut k+1 (all at the last
+  stage), the latest full step at most the search's `reach` of the way to the horizon
+  (at least the first full step after cut k), so a committed column always had a
+  look-ahead. Windows are bounded in items, not steps:
+  CP-SAT's conflicts grow steeply with a window's items, and late in a tiling, where
+  buffers are small, a few steps hold as many items as many steps early on. The model
+  lists its items largest first (then by lifetime), so the search does not depend on
+  the order the items come in (which on tilings changed the conflicts needed up to
+  fourfold);
 - a stage that fails (CP-SAT proves it infeasible, or its conflict limit runs out)
   with offsets fixed records a nogood, "not these fixed offsets, nor a swap between items
   of one size and end" (`_column`), and
@@ -26,12 +29,12 @@ The look-ahead beyond the next cut is what keeps a committed column extendable, 
 the nogoods keep a refuted one from coming back. Each stage's model is the items of a
 window only, so the work grows with the group's length, not its square.
 
-A group with no full step is one window: CP-SAT on the whole group. The result is a
-complete packing (`proven`), or none; `exhausted` only when the first stage is proven
-infeasible with nothing fixed and no nogood recorded (every nogood after a limit ran
-out may cut off packings). The budget is split between searches from scratch in
-turn (`SEARCHES`): how many conflicts a search needs hangs on its early columns and
-varies severalfold between them.
+A group with no full step, or of at most `window` items, is one window: CP-SAT on the
+whole group. The result is a complete packing (`proven`), or none; `exhausted` only
+when the first stage is proven infeasible with nothing fixed and no nogood recorded
+(every nogood after a limit ran out may cut off packings). The budget is split between
+searches from scratch in turn (`SEARCHES`): how many conflicts a search needs hangs on
+its early columns and varies severalfold between them.
 Deterministic: one worker, the seed is the stage count, limits in conflicts, never in
 seconds. Needs OR-Tools (the `exact` extra).
 """
@@ -46,13 +49,17 @@ from dan.passes.packing.cpsat import CONFLICTS_PER_NODE, add_no_overlaps
 from dan.passes.packing.parallel import Ceiling
 from dan.passes.packing.problem import Packing, Problem, in_common_unit, max_live, on_clique_times
 
-HORIZON = 16
-"""Steps a stage looks past its cut (to the next full step at least this far)."""
-STRIDE = 8
-"""Most steps between cuts when a full step lies that close."""
-MAX_WINDOW = 250
-"""A stage's look-ahead stops at an earlier full step (not before the next cut) when
-the window would hold more items than this."""
+WINDOW = 130
+"""Most items a stage packs (where a full step after its cut allows). On the 422-buffer
+perfect tiling, one window with its column fixed at the known layout takes CP-SAT
+13-60k conflicts with 162 items, about 1k with 120 and 100 with 87."""
+REACH = 0.5
+"""Share of the way from a cut to its horizon within which the next cut lies."""
+STAGE_WORK = 300
+"""Conflicts each stage counts beyond its own: building and presolving a window's model
+costs about as much time as that many conflicts, and a search of many stages settled in
+presolve (a committed column refuted at once, again and again) must not run long within
+its budget or past a race's ceiling."""
 
 
 class Search(NamedTuple):
@@ -63,16 +70,17 @@ class Search(NamedTuple):
     retry: bool
     """A stage that runs out of conflicts with a column fixed is tried once more before
     the search goes back on that column."""
-    stride: int = STRIDE
-    """Most steps between its cuts when a full step lies that close."""
-    horizon: int = HORIZON
-    """Steps a stage looks past its cut."""
+    window: int = WINDOW
+    """Most items a stage packs (module docstring)."""
+    reach: float = REACH
+    """Share of the way to a stage's horizon that it commits."""
 
 
-SEARCHES = (Search(3000, retry=False), Search(3000, retry=True), Search(4000, retry=False))
-"""The searches from scratch, one after the other, each on an even share of the budget:
-which columns a search commits hangs on these, and an unlucky start costs one share,
-not all. Going back at once and retrying first each fail where the other succeeds."""
+SEARCHES = (Search(3000, retry=False), Search(3000, retry=False, window=100), Search(3000, retry=True))
+"""The searches from scratch (one after the other, each on an even share of the budget,
+or racing): which columns a search commits hangs on these, and an unlucky start costs
+one share, not all. Each packs perfect tilings the others do not within 100k
+conflicts: the first the 504- and 510-buffer ones, the second the 422-buffer one."""
 
 
 def rolling(problem: Problem, limit: int, hint: list[int] | None = None) -> Packing:
@@ -120,17 +128,23 @@ def full_steps(problem: Problem) -> list[int]:
     return full
 
 
-def cuts(full: list[int], end: int, stride: int = STRIDE) -> list[int]:
-    """Step 0, then full steps: the last within `stride` of the previous cut, else the
-    next one; then `end`."""
-    out = [0]
+def stage_plan(problem: Problem, full: list[int], end: int, window: int = WINDOW,
+               reach: float = REACH) -> tuple[list[int], list[int]]:
+    """The cuts (step 0, then full steps, then `end`) and each stage's horizon (module
+    docstring), for a search of `window` and `reach`."""
+    alive = sorted((problem.ends[i], problem.starts[i]) for i in range(len(problem)) if problem.sizes[i])
+    cut, horizon = [0], []
     while True:
-        first = bisect_right(full, out[-1])  # `full` ascends
-        if first == len(full):
-            break
-        last_near = bisect_right(full, out[-1] + stride) - 1
-        out.append(full[last_near] if last_near >= first else full[first])
-    return out + [end]
+        c, first = cut[-1], bisect_right(full, cut[-1])  # `full` ascends
+        later = sorted(s for e, s in alive[bisect_right(alive, (c, end)):])  # the items that end after c
+        if first == len(full) or len(later) <= window:
+            return cut + [end], horizon + [end]
+        fits = min(first + 1, len(full) - 1)  # a look-ahead past the next cut, however full
+        while fits + 1 < len(full) and bisect_right(later, full[fits + 1]) <= window:
+            fits += 1
+        horizon.append(full[fits])
+        near = bisect_right(full, c + max(1, int(reach * (full[fits] - c)))) - 1
+        cut.append(full[max(near, first)])
 
 
 def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | None = None) -> Packing:
@@ -142,7 +156,7 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
         return Packing([-1] * n, exhausted=True, solver="rolling")
     end = max(ends, default=0)
     full = full_steps(problem)
-    cut = cuts(full, end, search.stride)
+    cut, horizon = stage_plan(problem, full, end, search.window, search.reach)
     offsets = [-1] * n
     committed: list[list[int]] = []  # per stage passed, the items it committed
     nogoods: list[list[tuple[list[int], frozenset[int]]]] = []
@@ -153,9 +167,9 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
     while k < len(cut) - 1:
         if ceiling is not None:  # past the ceiling, nothing this search finds could win the race
             budget = min(budget, ceiling() + 1)
-        if conflicts >= budget:
+        if conflicts + STAGE_WORK >= budget:  # no stage fits in what is left
             return Packing([-1] * n, nodes=conflicts, solver="rolling", notes={"stages": stages, "backtracks": backs})
-        window = sorted(_window(problem, full, cut[k], cut[k + 1], end, search.horizon),
+        window = sorted(_window(problem, cut[k], horizon[k]),
                         key=lambda i: (-sizes[i], starts[i], ends[i], i))
         model = cp_model.CpModel()
         y = {i: model.NewIntVar(*((offsets[i], offsets[i]) if offsets[i] >= 0 else (0, cap - sizes[i])), f"y{i}")
@@ -173,10 +187,10 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = stages
         solver.parameters.max_number_of_conflicts = max(1, min(
-            int(search.first * 1.5 ** failures.get(k, 0)), budget - conflicts))
+            int(search.first * 1.5 ** failures.get(k, 0)), budget - conflicts - STAGE_WORK))
         status = solver.Solve(model)
         stages += 1
-        conflicts += int(solver.NumConflicts())
+        conflicts += int(solver.NumConflicts()) + STAGE_WORK
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             last.update((i, solver.Value(y[i])) for i in window)
             final = k + 2 == len(cut)
@@ -207,19 +221,10 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
     return Packing(offsets, proven=True, nodes=conflicts, solver="rolling", notes={"stages": stages, "backtracks": backs})
 
 
-def _window(problem: Problem, full: list[int], cut: int, next_cut: int, end: int, ahead: int = HORIZON) -> list[int]:
-    """The items of the stage at `cut`: alive somewhere from `cut` to its horizon, the
-    first full step at least `ahead` steps on (or `end`), pulled back to the latest
-    full step from `next_cut` on whose window holds at most `MAX_WINDOW` items (or the
-    first such step, when none does)."""
-    horizon = max(next((f for f in full if f >= cut + ahead), end), next_cut)
-    alive = [i for i in range(len(problem)) if problem.ends[i] > cut and problem.sizes[i]]
-    starts = sorted(problem.starts[i] for i in alive)
-    steps = [f for f in full if next_cut <= f < horizon]
-    fitting = [f for f in steps if bisect_right(starts, f) <= MAX_WINDOW]
-    if bisect_right(starts, horizon) > MAX_WINDOW and steps:
-        horizon = fitting[-1] if fitting else steps[0]
-    return [i for i in alive if problem.starts[i] <= horizon]
+def _window(problem: Problem, cut: int, horizon: int) -> list[int]:
+    """The items of the stage from `cut` to `horizon`: alive somewhere between them."""
+    return [i for i in range(len(problem))
+            if problem.ends[i] > cut and problem.starts[i] <= horizon and problem.sizes[i]]
 
 
 def _column(problem: Problem, fixed: list[int], offsets: list[int]) -> list[tuple[list[int], frozenset[int]]]:
