@@ -58,8 +58,9 @@ class Shares:
     """The canonical search again, from scratch (shared problem C: 25k nodes)."""
     rolling: float = 5.0
     """Each of the rolling searches (`dan.passes.packing.rolling.SEARCHES`) racing on a
-    group with many full steps (perfect tilings of 406 and 502 buffers: 87k and 57k
-    conflicts); on other groups, together they have `cpsat`'s share."""
+    group with many full steps (the 504-buffer perfect tiling: 48k conflicts for the
+    winner, 67k and over 93k for the others); on other groups, together they have
+    `cpsat`'s share."""
     search: float = 1.0
     cpsat: float = 1.0
 
