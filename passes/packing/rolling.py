@@ -50,9 +50,9 @@ from dan.passes.packing.parallel import Ceiling
 from dan.passes.packing.problem import Packing, Problem, in_common_unit, max_live, on_clique_times
 
 WINDOW = 130
-"""Most items a stage packs (where a full step after its cut allows). On the 422-buffer
-perfect tiling, one window with its column fixed at the known layout takes CP-SAT
-13-60k conflicts with 162 items, about 1k with 120 and 100 with 87."""
+"""Most items a stage packs (where the second full step after its cut allows). On the
+422-buffer perfect tiling, one window with its column fixed at the known layout takes
+CP-SAT 13-60k conflicts with 162 items, about 1k with 120 and 100 with 87."""
 REACH = 0.5
 """Share of the way from a cut to its horizon within which the next cut lies."""
 STAGE_WORK = 300
