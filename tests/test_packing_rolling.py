@@ -95,3 +95,66 @@ def test_impossible_groups_are_never_reported_packed() -> None:
     for p in (problem, tight):
         found = rolling(p, 100)
         assert not found.proven or violations(p, found.offsets) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 3), st.integers(1, 3)), min_size=1, max_size=5), st.randoms(use_true_random=False))
+def test_a_nogood_covers_exactly_the_rearrangements_that_hold_the_same_addresses(
+        column: list[tuple[int, int]], rng) -> None:  # noqa: ANN001
+    from itertools import permutations
+
+    from dan.passes.packing.rolling import _runs
+
+    sizes, ends = [w for w, _ in column], [10 + e for _, e in column]
+    cap = sum(sizes)
+    problem = Problem(tuple([0] * len(column)), tuple(ends), tuple(sizes), cap)
+
+    def stacked(order: tuple[int, ...]) -> list[int]:
+        offsets, at = [0] * len(order), 0
+        for i in order:
+            offsets[i], at = at, at + sizes[i]
+        return offsets
+
+    def held(offsets: list[int]) -> list[int]:  # the end of the item at each address
+        return [next(ends[i] for i in range(len(sizes)) if offsets[i] <= a < offsets[i] + sizes[i]) for a in range(cap)]
+
+    refuted = stacked(tuple(rng.sample(range(len(column)), len(column))))
+    good = _runs(problem, list(range(len(column))), refuted)
+    for order in permutations(range(len(column))):
+        offsets = stacked(order)
+        inside = all(any(lo <= offsets[i] <= hi for lo, hi in ranges) for i, ranges in good)
+        assert inside == (held(offsets) == held(refuted)), order
+
+
+def test_a_core_names_fixed_items_whose_offsets_alone_refute_a_stage() -> None:
+    from ortools.sat.python import cp_model
+
+    from dan.passes.packing.rolling import _core
+
+    # capacity 4; items 0-3 fixed (started by the cut at 1), item 4 of size 2 starts at 2
+    # and fits only where items 0 and 2 both end at 2: they sit apart, so no place fits
+    problem = Problem((0, 0, 0, 0, 2), (2, 5, 2, 5, 4), (1, 1, 1, 1, 2), 4)
+    offsets = [0, 1, 2, 3, -1]  # ends at 2 at addresses 0 and 2: never two in a row
+    window = list(range(5))
+    core, spent = _core(problem, window, offsets, 1, 1_000)
+    assert core and set(core) <= {0, 1, 2, 3} and spent >= 0
+
+    model = cp_model.CpModel()  # the core's offsets alone leave item 4 no place
+    y = [model.NewIntVar(offsets[i], offsets[i], "") if i in core else model.NewIntVar(0, 4 - problem.sizes[i], "")
+         for i in window]
+    for t in (2, 3):
+        alive = [i for i in window if problem.starts[i] <= t < problem.ends[i]]
+        model.AddNoOverlap([model.NewFixedSizeIntervalVar(y[i], problem.sizes[i], "") for i in alive])
+    assert cp_model.CpSolver().Solve(model) == cp_model.INFEASIBLE
+
+
+def test_a_stage_grows_toward_the_refuted_one_within_its_bound() -> None:
+    from dan.passes.packing.rolling import _grown, _window
+
+    problem = tiling(0, 200).problem
+    full = full_steps(problem)
+    cut, beyond = full[0], full[-1]
+    grown = _grown(problem, full, cut, full[1], beyond, 60)
+    assert grown in full and full[1] <= grown <= beyond and len(_window(problem, cut, grown)) <= 60
+    later = [f for f in full if f > grown]
+    assert not later or grown == beyond or len(_window(problem, cut, later[0])) > 60

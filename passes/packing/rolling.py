@@ -19,12 +19,19 @@ window, left to right (`stage_plan`):
   the order the items come in (which on tilings changed the conflicts needed up to
   fourfold);
 - a stage that fails (CP-SAT proves it infeasible, or its conflict limit runs out)
-  with offsets fixed records a nogood, "not these fixed offsets, nor a swap between items
-  of one size and end" (`_column`), and
-  the search goes back to the latest stage that committed one of them; with none fixed,
-  a limit that ran out is tried again. A stage's conflict limit starts at
-  the search's `first` and grows by half with each failure there; with `retry`, a
-  stage that runs out with a column fixed is tried once more before going back.
+  with offsets fixed records a nogood over them, or, where CP-SAT proved it infeasible,
+  over the fixed items whose offsets alone refute it (`_core`, CP-SAT's sufficient
+  assumptions: on tilings a handful of the 80-odd in a column, where the whole column
+  let the search refute one rearrangement of the same few items after another, 122
+  times at one cut on a 412-buffer tiling). The nogood is "not these addresses until
+  these times" (`_runs`): any rearrangement of its items that holds the same addresses
+  until the same ends is refuted with it. The search goes back to the latest stage that
+  committed one of its items; with none fixed, a limit that ran out is tried again. A
+  stage that later stages went back to `GROW` times, the last one refuted, sees further
+  (`_grown`: its horizon moves toward theirs, up to `GROWN` times its window): the
+  refutations lie beyond what it saw. A stage's conflict limit starts at the search's
+  `first` and grows by half with each failure there; with `retry`, a stage that runs out
+  with a column fixed is tried once more before going back.
 The look-ahead beyond the next cut is what keeps a committed column extendable, and
 the nogoods keep a refuted one from coming back. Each stage's model is the items of a
 window only, so the work grows with the group's length, not its square.
@@ -60,6 +67,13 @@ STAGE_WORK = 300
 costs about as much time as that many conflicts, and a search of many stages settled in
 presolve (a committed column refuted at once, again and again) must not run long within
 its budget or past a race's ceiling."""
+
+
+GROW = 3
+"""A stage's horizon grows (`_grown`) each time this many refuted later stages went back
+to it: the refutations lie beyond what it sees."""
+GROWN = 2
+"""A grown stage packs at most this many times its search's `window` items."""
 
 
 class Search(NamedTuple):
@@ -160,8 +174,9 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
     cut, horizon = stage_plan(problem, full, end, search.window, search.reach)
     offsets = [-1] * n
     committed: list[list[int]] = []  # per stage passed, the items it committed
-    nogoods: list[list[tuple[list[int], frozenset[int]]]] = []
+    nogoods: list[list[tuple[int, list[tuple[int, int]]]]] = []
     failures: dict[int, int] = {}
+    blamed: dict[int, int] = {}  # per stage, the failures that went back to it since it last grew
     last: dict[int, int] = {}  # latest offsets a stage found, the next stage's hint
     conflicts, stages, backs, backtracked, retried = 0, 0, 0, False, False
     k = 0
@@ -178,7 +193,7 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
         add_no_overlaps(model, problem, window, y, since=cut[k], fixed=frozenset(i for i in window if offsets[i] >= 0))
         inside = set(window)
         for good in nogoods:
-            if all(i in inside for items, _ in good for i in items):
+            if all(i in inside for i, _ in good):
                 _forbid(model, y, offsets, good)
         if not backtracked:
             for i in window:
@@ -203,17 +218,25 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
             continue
         fixed = [i for i in window if offsets[i] >= 0]
         failures[k] = failures.get(k, 0) + 1
-        if not fixed and status != cp_model.INFEASIBLE:
+        refuted = status == cp_model.INFEASIBLE
+        if not fixed and not refuted:
             continue  # nothing to go back on: the same stage again, with a larger limit
-        if search.retry and status != cp_model.INFEASIBLE and not retried:
+        if search.retry and not refuted and not retried:
             retried = True
             continue  # the same stage once more, with a larger limit
         if not fixed:
             notes = {"stages": stages, "backtracks": backs}
             return Packing([-1] * n, nodes=conflicts, exhausted=not nogoods, solver="rolling", notes=notes)
-        nogoods.append(_column(problem, fixed, offsets))
+        if refuted:
+            core, spent = _core(problem, window, offsets, cut[k], int(solver.NumConflicts()) + search.first)
+            conflicts += spent + STAGE_WORK
+            fixed = core or fixed
+        nogoods.append(_runs(problem, fixed, offsets))
         culprits = set(fixed)
         back = max(j for j in range(k) if culprits.intersection(committed[j]))
+        blamed[back] = blamed.get(back, 0) + 1
+        if refuted and blamed[back] >= GROW:
+            horizon[back], blamed[back] = _grown(problem, full, cut[back], horizon[back], horizon[k], GROWN * search.window), 0
         for j in range(back, k):
             for i in committed[j]:
                 offsets[i] = -1
@@ -228,28 +251,66 @@ def _window(problem: Problem, cut: int, horizon: int) -> list[int]:
             if problem.ends[i] > cut and problem.starts[i] <= horizon and problem.sizes[i]]
 
 
-def _column(problem: Problem, fixed: list[int], offsets: list[int]) -> list[tuple[list[int], frozenset[int]]]:
-    """A refuted column as a nogood that also covers its rearrangements: the fixed items
-    all started by the cut, so what comes after sees only their sizes, ends and offsets,
-    and items of one size and end may trade places. Per such class, its items and the
-    offsets they held."""
-    classes: dict[tuple[int, int], list[int]] = {}
-    for i in fixed:
-        classes.setdefault((problem.sizes[i], problem.ends[i]), []).append(i)
-    return [(items, frozenset(offsets[i] for i in items)) for items in classes.values()]
+def _runs(problem: Problem, fixed: list[int], offsets: list[int]) -> list[tuple[int, list[tuple[int, int]]]]:
+    """A refuted set of fixed items (all started by the cut) as a nogood that also covers
+    their rearrangements: what comes after sees only which addresses they hold until
+    when, so each item may sit anywhere inside a run of addresses they hold that ends
+    when it ends. Per item, the ranges of offsets that keep it inside such a run: with
+    every item in its ranges, the items of each end fill their runs exactly (they are
+    disjoint, inside them, and as large in sum), the same addresses until the same times."""
+    runs: list[list[int]] = []  # [low, high, end], by address
+    for low, high, e in sorted((offsets[i], offsets[i] + problem.sizes[i], problem.ends[i]) for i in fixed):
+        if runs and runs[-1][1] == low and runs[-1][2] == e:
+            runs[-1][1] = high
+        else:
+            runs.append([low, high, e])
+    return [(i, [(low, high - problem.sizes[i]) for low, high, e in runs
+                 if e == problem.ends[i] and high - low >= problem.sizes[i]]) for i in fixed]
 
 
-def _forbid(model, y, offsets: list[int], good: list[tuple[list[int], frozenset[int]]]) -> None:  # noqa: ANN001
-    """To `model`: not every item of the nogood `good` at one of its class's offsets."""
+def _forbid(model, y, offsets: list[int], good: list[tuple[int, list[tuple[int, int]]]]) -> None:  # noqa: ANN001
+    """To `model`: not every item of the nogood `good` inside its ranges."""
+    from ortools.util.python.sorted_interval_list import Domain
+
     lits = []
-    for items, held in good:
-        for i in items:
-            if offsets[i] >= 0:
-                if offsets[i] not in held:
-                    return  # already differs
-                continue
-            lit = model.NewBoolVar("")
-            for o in sorted(held):
-                model.Add(y[i] != o).OnlyEnforceIf(lit)
-            lits.append(lit)
+    for i, ranges in good:
+        if offsets[i] >= 0:
+            if not any(low <= offsets[i] <= high for low, high in ranges):
+                return  # already differs
+            continue
+        lit = model.NewBoolVar("")
+        model.AddLinearExpressionInDomain(y[i], Domain.from_intervals([list(r) for r in ranges]).complement()).OnlyEnforceIf(lit)
+        lits.append(lit)
     model.AddBoolOr(lits)
+
+
+def _core(problem: Problem, window: list[int], offsets: list[int], since: int, limit: int) -> tuple[list[int], int]:
+    """Fixed items of a refuted stage whose offsets alone refute it (CP-SAT's sufficient
+    assumptions: each fixed offset an assumption), and the conflicts spent; no items
+    when the refutation is not found again within `limit` conflicts."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    y = {i: model.NewIntVar(0, problem.capacity - problem.sizes[i], f"y{i}") for i in window}
+    fixed = [i for i in window if offsets[i] >= 0]
+    add_no_overlaps(model, problem, window, y, since=since, fixed=frozenset(fixed))
+    held, lits = {}, []
+    for i in fixed:
+        lit = model.NewBoolVar(f"a{i}")
+        model.Add(y[i] == offsets[i]).OnlyEnforceIf(lit)
+        held[lit.Index()] = i
+        lits.append(lit)
+    model.AddAssumptions(lits)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_number_of_conflicts = max(1, limit)
+    if solver.Solve(model) != cp_model.INFEASIBLE:
+        return [], int(solver.NumConflicts())
+    return [held[a] for a in solver.SufficientAssumptionsForInfeasibility()], int(solver.NumConflicts())
+
+
+def _grown(problem: Problem, full: list[int], cut: int, horizon: int, beyond: int, most: int) -> int:
+    """A stage's horizon grown toward `beyond` (a later stage's, refuted again and again
+    going back to it): the latest full step up to `beyond` whose window from `cut` holds
+    at most `most` items; `horizon` when none past it does."""
+    return max((f for f in full if horizon < f <= beyond and len(_window(problem, cut, f)) <= most), default=horizon)
