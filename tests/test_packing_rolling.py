@@ -44,9 +44,9 @@ def test_stages_hold_at_most_a_window_of_items_where_full_steps_allow() -> None:
         assert c < cut[k + 1] <= h and (cut[k + 1] <= c + REACH * (h - c) or cut[k + 1] == first), k
 
 
-def test_a_four_hundred_buffer_tiling_with_a_refuted_column() -> None:
-    problem = tiling(2, 400, drop=0.2).problem
-    assert len(problem) >= 400 and greedy(problem, "size").unplaced >= 10
+def test_a_two_hundred_buffer_tiling_with_a_refuted_column() -> None:
+    problem = tiling(2, 200).problem
+    assert len(problem) >= 200 and greedy(problem, "size").unplaced >= 10
     found = rolling(problem, 9_000)
     assert found.proven and violations(problem, found.offsets) == []
     assert found.notes["backtracks"] >= 1  # a committed column was refuted and replaced
@@ -158,3 +158,19 @@ def test_a_stage_grows_toward_the_refuted_one_within_its_bound() -> None:
     assert grown in full and full[1] <= grown <= beyond and len(_window(problem, cut, grown)) <= 60
     later = [f for f in full if f > grown]
     assert not later or grown == beyond or len(_window(problem, cut, later[0])) > 60
+
+
+def test_cutting_at_every_step_keeps_windows_small_where_full_steps_lie_apart() -> None:
+    from dan.passes.packing.rolling import _window
+
+    problem = tiling(3, 300, capacity=4096, granule=16, drop=0.2).problem
+    timed = on_clique_times(problem)
+    end = max(timed.ends)
+
+    def largest(steps: list[int] | None) -> int:
+        cut, horizon = stage_plan(timed, full_steps(timed), end, steps=steps)
+        return max(len(_window(timed, c, h)) for c, h in zip(cut, horizon))
+
+    assert largest(None) > WINDOW >= largest(list(range(end)))
+    found = rolling(problem, 5_000)
+    assert found.proven and violations(problem, found.offsets) == []

@@ -1,10 +1,11 @@
-"""CP-SAT over time windows cut at full steps, with backtracking: tight groups at scale.
+"""CP-SAT over time windows cut at steps, with backtracking: tight groups at scale.
 
-At a *full* step (the live sizes sum to the capacity) the items alive then tile
-`[0, capacity)` exactly. Once their offsets (the step's *column*) are fixed, the items
-that end before the step and those that start after it never meet each other, so the
-column is the only thing the two sides share. The search packs the group window by
-window, left to right (`stage_plan`):
+Once the offsets of the items alive at a step (the step's *column*) are fixed, the
+items that end before the step and those that start after it never meet each other,
+so the column is the only thing the two sides share; at a *full* step (the live sizes
+sum to the capacity) the column tiles `[0, capacity)` exactly. The search packs the
+group window by window, left to right (`stage_plan`), cut at full steps where they lie
+close enough, else at any step:
 - stage k packs, with CP-SAT (`dan.passes.packing.cpsat`'s model: one NoOverlap per
   start time), every item alive somewhere from cut k to its horizon, the latest full
   step whose window holds at most the search's `window` items (at least the second full
@@ -12,7 +13,12 @@ window, left to right (`stage_plan`):
   at their offsets; then it commits the items that start by cut k+1 (all at the last
   stage), the latest full step at most the search's `reach` of the way to the horizon
   (at least the first full step after cut k), so a committed column always had a
-  look-ahead. Windows are bounded in items, not steps:
+  look-ahead. Where the window to the second full step would hold more than `window`
+  items, or no full step follows, any step takes the place of full steps here. A full
+  column has the fewest arrangements; but cutting at full steps only left windows of
+  350-odd items where those lie eight steps apart (tilings with `--drop 0.2`: two of
+  dan-gen's 500-buffer ones did not pack in 90 s, and pack in 4 and 17 s cut at every
+  step). Windows are bounded in items, not steps:
   CP-SAT's conflicts grow steeply with a window's items, and late in a tiling, where
   buffers are small, a few steps hold as many items as many steps early on. The model
   lists its items largest first (then by lifetime), so the search does not depend on
@@ -36,8 +42,7 @@ The look-ahead beyond the next cut is what keeps a committed column extendable, 
 the nogoods keep a refuted one from coming back. Each stage's model is the items of a
 window only, so the work grows with the group's length, not its square.
 
-A group with no full step, or of at most `window` items, is one window: CP-SAT on the
-whole group. The result is a complete packing (`proven`), or none; `exhausted` only
+A group of at most `window` items is one window: CP-SAT on the whole group. The result is a complete packing (`proven`), or none; `exhausted` only
 when the first stage is proven infeasible with nothing fixed and no nogood recorded
 (every nogood after a limit ran out may cut off packings). The budget is split between
 searches from scratch in turn (`SEARCHES`): how many conflicts a search needs hangs on
@@ -57,7 +62,7 @@ from dan.passes.packing.parallel import Ceiling
 from dan.passes.packing.problem import Packing, Problem, in_common_unit, max_live, on_clique_times
 
 WINDOW = 130
-"""Most items a stage packs (where the second full step after its cut allows). On the
+"""Most items a stage packs (where the second step after its cut allows). On the
 422-buffer perfect tiling, one window with its column fixed at the known layout takes
 CP-SAT 13-60k conflicts with 162 items, about 1k with 120 and 100 with 87."""
 REACH = 0.5
@@ -144,22 +149,38 @@ def full_steps(problem: Problem) -> list[int]:
 
 
 def stage_plan(problem: Problem, full: list[int], end: int, window: int = WINDOW,
-               reach: float = REACH) -> tuple[list[int], list[int]]:
-    """The cuts (step 0, then full steps, then `end`) and each stage's horizon (module
-    docstring), for a search of `window` and `reach`."""
+               reach: float = REACH, steps: list[int] | None = None) -> tuple[list[int], list[int]]:
+    """The cuts (step 0, then steps of `full`, then `end`) and each stage's horizon
+    (module docstring), for a search of `window` and `reach`; `full` ascends. With
+    `steps` (ascending, `full` among them), a stage whose window to the second full step
+    after its cut would hold more than `window` items, or that has none after it, cuts
+    and looks ahead at `steps` instead."""
     alive = sorted((problem.ends[i], problem.starts[i]) for i in range(len(problem)) if problem.sizes[i])
     cut, horizon = [0], []
     while True:
-        c, first = cut[-1], bisect_right(full, cut[-1])  # `full` ascends
+        c = cut[-1]
         later = sorted(s for e, s in alive[bisect_right(alive, (c, end)):])  # the items that end after c
-        if first == len(full) or len(later) <= window:
+        stage = _stage(later, full, c, window, reach)
+        if steps is not None and (stage is None or bisect_right(later, stage[0]) > window):
+            stage = _stage(later, steps, c, window, reach)
+        if stage is None:
             return cut + [end], horizon + [end]
-        fits = min(first + 1, len(full) - 1)  # a look-ahead past the next cut, however full
-        while fits + 1 < len(full) and bisect_right(later, full[fits + 1]) <= window:
-            fits += 1
-        horizon.append(full[fits])
-        near = bisect_right(full, c + max(1, int(reach * (full[fits] - c)))) - 1
-        cut.append(full[max(near, first)])
+        horizon.append(stage[0])
+        cut.append(stage[1])
+
+
+def _stage(later: list[int], steps: list[int], c: int, window: int, reach: float) -> tuple[int, int] | None:
+    """The horizon and the next cut among `steps` (ascending) of a stage cut at `c`,
+    `later` the starts of the items that end after `c`, sorted; None when it is the last
+    (no step of `steps` after `c`, or all the rest fits)."""
+    first = bisect_right(steps, c)
+    if first == len(steps) or len(later) <= window:
+        return None
+    fits = min(first + 1, len(steps) - 1)  # a look-ahead past the next cut, however full
+    while fits + 1 < len(steps) and bisect_right(later, steps[fits + 1]) <= window:
+        fits += 1
+    near = bisect_right(steps, c + max(1, int(reach * (steps[fits] - c)))) - 1
+    return steps[fits], steps[max(near, first)]
 
 
 def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | None = None) -> Packing:
@@ -170,8 +191,8 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
     if any(s > cap for s in sizes) or max_live(problem) > cap:
         return Packing([-1] * n, exhausted=True, solver="rolling")
     end = max(ends, default=0)
-    full = full_steps(problem)
-    cut, horizon = stage_plan(problem, full, end, search.window, search.reach)
+    full = list(range(end))  # where full steps lie far apart, any step may cut (module docstring)
+    cut, horizon = stage_plan(problem, full_steps(problem), end, search.window, search.reach, full)
     offsets = [-1] * n
     committed: list[list[int]] = []  # per stage passed, the items it committed
     nogoods: list[list[tuple[int, list[tuple[int, int]]]]] = []
@@ -311,6 +332,6 @@ def _core(problem: Problem, window: list[int], offsets: list[int], since: int, l
 
 def _grown(problem: Problem, full: list[int], cut: int, horizon: int, beyond: int, most: int) -> int:
     """A stage's horizon grown toward `beyond` (a later stage's, refuted again and again
-    going back to it): the latest full step up to `beyond` whose window from `cut` holds
+    going back to it): the latest step of `full` up to `beyond` whose window from `cut` holds
     at most `most` items; `horizon` when none past it does."""
     return max((f for f in full if horizon < f <= beyond and len(_window(problem, cut, f)) <= most), default=horizon)
