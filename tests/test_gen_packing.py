@@ -45,3 +45,23 @@ def test_drop_is_checked_and_leaves_room() -> None:
         packing(PackingShape(buffers=30, drop=1.0))
     slack = packing(PackingShape(buffers=60, seed=3, drop=0.3))
     assert replay(slack, dlr(slack, input_order(slack), CONTEST), CONTEST).peak_l1_ub == CONTEST.capacity[0]
+
+
+def test_dan_gen_writes_a_packing_kernel_as_minimalloc_csv(tmp_path) -> None:  # noqa: ANN001
+    from dan.lowering.gen.packing import packing_problem
+    from dan.lowering.gen.presets import make_shape
+    from dan.lowering.io.minimalloc_csv import read_allocation
+    from dan.tools.dan_gen import main
+
+    out = tmp_path / "t.4096.csv"
+    with pytest.raises(SystemExit) as done:
+        main(["packing", "--buffers", "60", "--seed", "3", "-o", str(out)])
+    assert done.value.code == 0
+    read = read_allocation(str(out))
+    shape = make_shape("packing", {"buffers": 60}, 3)
+    assert read.problem == packing_problem(shape) and read.problem.capacity == 4096
+    graph = packing(shape)  # the kernel's buffers, one per row
+    assert sorted(read.problem.sizes) == sorted(graph.buf_size)
+    with pytest.raises(SystemExit) as bad:
+        main(["matmul", "-o", str(tmp_path / "m.csv")])
+    assert bad.value.code != 0 and not (tmp_path / "m.csv").exists()

@@ -5,7 +5,8 @@ traced Davinci kernels.
   dan-gen --like NAME [--seed N] [-o FILE]               NAME: one of the six public kernels
   dan-gen KIND --shapes 4x4x4,8x8x8 [--count C] -o DIR   a sweep: one file per shape (and seed)
 
-Without -o the graph goes to standard output. Shape options left unset take the
+Without -o the graph goes to standard output. For packing kernels, `-o NAME.CAPACITY.csv`
+writes the tiling as an allocation problem in MiniMalloc's CSV instead (for `dan-pack`). Shape options left unset take the
 family's default, or values drawn from `--seed` when it is given. With `--like`, a seed
 jitters operation cycles by up to 10% and keeps the structure. Nodes are listed in the
 program order a straightforward code generator issues (see the family's module in
@@ -143,6 +144,17 @@ def _sweep(args: argparse.Namespace, written: list[int]) -> int:
     return 0
 
 
+def _write_csv(kind: str, shape: object, output: str) -> int:
+    """`-o NAME.csv`: a packing kernel's allocation problem in MiniMalloc's CSV."""
+    if kind != "packing":
+        raise CliError(f"-o {output}: only packing kernels have a CSV form (MiniMalloc's); give a .json name")
+    from dan.lowering.gen.packing import packing_problem
+    from dan.lowering.io.minimalloc_csv import problem_text
+
+    atomic_write(Path(output), problem_text(packing_problem(shape)))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = arguments()
     args = ap.parse_args(argv)
@@ -166,6 +178,8 @@ def main(argv: list[str] | None = None) -> None:
         else:
             shape = make_shape(args.kind, _fields(args, args.kind), args.seed)
             _check_size(args.kind, shape, args.max_nodes)
+            if args.output and args.output.endswith(".csv"):
+                return _write_csv(args.kind, shape, args.output)
             graph = FAMILIES[args.kind].build(shape, shape_label(args.kind, shape))
         text = graph_json_text(graph)
         if args.output:

@@ -6,16 +6,23 @@ rectangle cut into buffers so that every step of the id order holds exactly
 are left out with that chance, so L1 is full at those steps, with room at others.
 Planned with the contest core (L1 4096) the default capacity is that tier's, so
 `original,dlr{packing=offline}` may place every buffer with zero spills, and online
-placement must fight fragmentation.
+placement must fight fragmentation. `packing_problem` is the same tiling as an
+allocation problem (what `dan-gen packing -o NAME.CAPACITY.csv` writes in MiniMalloc's
+CSV, for `dan-pack` and the tools of the field).
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from dan.dialect.model.graph import KernelGraph
 from dan.dialect.model.target import CONTEST
+
+if TYPE_CHECKING:
+    from dan.lowering.gen.packing_instances import Tiling
+    from dan.passes.packing.problem import Problem
 
 
 @dataclass(frozen=True)
@@ -38,13 +45,24 @@ class PackingShape:
 
 def packing(shape: PackingShape, name: str | None = None) -> KernelGraph:
     """The tight one-tier kernel of `shape`."""
-    from dan.lowering.gen.packing_instances import one_tier_core, tiling, tiling_kernel
+    from dan.lowering.gen.packing_instances import one_tier_core, tiling_kernel
 
-    shape.check()
-    instance = tiling(shape.seed, shape.buffers, shape.capacity, shape.granule, drop=shape.drop)
+    instance = _tiling(shape)
     label = name or f"packing_{shape.buffers}_{shape.seed}"
     core = CONTEST if shape.capacity == CONTEST.capacity[0] else one_tier_core(shape.capacity)
     return tiling_kernel(instance, label, core)
+
+
+def packing_problem(shape: PackingShape) -> Problem:
+    """The allocation problem of `packing(shape)`: its L1 lifetimes in the id order."""
+    return _tiling(shape).problem
+
+
+def _tiling(shape: PackingShape) -> Tiling:
+    from dan.lowering.gen.packing_instances import tiling
+
+    shape.check()
+    return tiling(shape.seed, shape.buffers, shape.capacity, shape.granule, drop=shape.drop)
 
 
 def packing_nodes(shape: PackingShape) -> int:

@@ -108,6 +108,12 @@ def check_solution(allocation: Allocation, offsets: list[int] | tuple[int, ...])
     return found
 
 
+def problem_text(problem: Problem) -> str:
+    """A problem file's text, buffer k with id k."""
+    rows = [",".join(COLUMNS)] + [f"{k},{s},{e},{w}" for k, (s, e, w) in enumerate(zip(problem.starts, problem.ends, problem.sizes))]
+    return "\n".join(rows) + "\n"
+
+
 def solution_text(allocation: Allocation, offsets: list[int] | tuple[int, ...]) -> str:
     """The solution file's text; `InputError` naming the first broken rule when the
     offsets are not a valid complete solution."""
