@@ -6,15 +6,15 @@ size) and packs each with `pack_group`: the greedy orders first
 (`dan.passes.packing.heuristic.best_greedy`); for a group they leave unplaced, the
 exact solvers of `steps`, each on its share of the group's budget (`limit` search
 nodes; CP-SAT's conflicts are counted at `CONFLICTS_PER_NODE` a node). A group with at
-least `FULL_SHARE` of its clique times full (tilings) goes first to a race of the
-rolling searches (CP-SAT window by window where full steps cut it,
+least `FULL_SHARE` of its items alive at some full step (tilings) goes first to a race
+of the rolling searches (CP-SAT window by window, cut at steps,
 `dan.passes.packing.rolling`; all at once, the decisive one with the least work wins:
 `dan.passes.packing.parallel.least_work`), then to the time sweep if it is full at every
 step (else the skyline search), CP-SAT on the whole group (the greedy offsets as its
 hint), and the canonical search (`dan.passes.packing.canonical`, MiniMalloc's ideas).
 Any other group (real allocation problems, where few or no steps are full) goes first
 to a brief canonical search, a brief CP-SAT probe from the greedy offsets, then the
-canonical search, CP-SAT on the whole group, the rolling searches where full steps cut
+canonical search, CP-SAT on the whole group, the rolling searches where steps cut
 it, and the skyline search. CP-SAT runs only with OR-Tools installed. After the race,
 the steps run side by side on the cores (`dan.passes.packing.parallel.first_decisive`),
 and the first in this order that packs the group or proves it cannot be packed
