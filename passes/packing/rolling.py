@@ -202,9 +202,9 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
     conflicts, stages, backs, backtracked, retried = 0, 0, 0, False, False
     k = 0
     while k < len(cut) - 1:
-        if ceiling is not None:  # past the ceiling, nothing this search finds could win the race
-            budget = min(budget, ceiling() + 1)
-        if conflicts + STAGE_WORK >= budget:  # no stage fits in what is left
+        # past the race's ceiling, nothing this search finds could win; the ceiling never
+        # shortens a stage, so a search that can win runs as it would alone
+        if conflicts + STAGE_WORK >= budget or (ceiling is not None and conflicts >= ceiling()):
             return Packing([-1] * n, nodes=conflicts, solver="rolling", notes={"stages": stages, "backtracks": backs})
         window = sorted(_window(problem, cut[k], horizon[k]),
                         key=lambda i: (-sizes[i], starts[i], ends[i], i))
