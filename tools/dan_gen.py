@@ -5,9 +5,10 @@ traced Davinci kernels.
   dan-gen --like NAME [--seed N] [-o FILE]               NAME: one of the six public kernels
   dan-gen KIND --shapes 4x4x4,8x8x8 [--count C] -o DIR   a sweep: one file per shape (and seed)
 
-Without -o the graph goes to standard output. For packing kernels, `-o NAME.CAPACITY.csv`
-writes the tiling as an allocation problem in MiniMalloc's CSV instead (for `dan-pack`). Shape options left unset take the
-family's default, or values drawn from `--seed` when it is given. With `--like`, a seed
+Without -o the graph goes to standard output. For packing kernels, `-o
+NAME.CAPACITY.csv` writes the tiling as an allocation problem in MiniMalloc's CSV
+instead (for `dan-pack`). Shape options left unset take the family's default, or values
+drawn from `--seed` when it is given. With `--like`, a seed
 jitters operation cycles by up to 10% and keeps the structure. Nodes are listed in the
 program order a straightforward code generator issues (see the family's module in
 dan.lowering), FREEs last.

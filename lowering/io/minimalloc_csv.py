@@ -110,8 +110,7 @@ def check_solution(allocation: Allocation, offsets: list[int] | tuple[int, ...])
 
 def problem_text(problem: Problem) -> str:
     """A problem file's text, buffer k with id k."""
-    rows = [",".join(COLUMNS)] + [f"{k},{s},{e},{w}" for k, (s, e, w) in enumerate(zip(problem.starts, problem.ends, problem.sizes))]
-    return "\n".join(rows) + "\n"
+    return _text([str(k) for k in range(len(problem))], problem)
 
 
 def solution_text(allocation: Allocation, offsets: list[int] | tuple[int, ...]) -> str:
@@ -120,9 +119,13 @@ def solution_text(allocation: Allocation, offsets: list[int] | tuple[int, ...]) 
     broken = check_solution(allocation, offsets)
     if broken:
         raise InputError(f"not a valid solution ({len(broken)} problems): {broken[0]}")
-    p = allocation.problem
-    rows = [",".join((*COLUMNS, "offset"))]
-    rows += [f"{i},{s},{e},{w},{o}" for i, s, e, w, o in zip(allocation.ids, p.starts, p.ends, p.sizes, offsets)]
+    return _text(allocation.ids, allocation.problem, offsets)
+
+
+def _text(ids: list[str] | tuple[str, ...], p: Problem, offsets: list[int] | tuple[int, ...] | None = None) -> str:
+    """The rows of a file: the header, then a buffer a row (with its offset, if given)."""
+    rows = [",".join((*COLUMNS, "offset") if offsets is not None else COLUMNS)]
+    rows += [",".join(map(str, row)) for row in zip(ids, p.starts, p.ends, p.sizes, *([offsets] if offsets is not None else []))]
     return "\n".join(rows) + "\n"
 
 

@@ -59,8 +59,8 @@ class Shares:
     """The canonical search again, from scratch (shared problem C: 25k nodes)."""
     rolling: float = 5.0
     """Each of the rolling searches (`dan.passes.packing.rolling.SEARCHES`) racing on a
-    group with many full steps (the 504-buffer perfect tiling: 48k conflicts for the
-    winner, 67k and over 93k for the others); on other groups, together they have
+    group with many full steps (on dan-gen's 412-buffer perfect tiling: 65k conflicts for
+    the winner, 96k and over 100k for the others); on other groups, together they have
     `cpsat`'s share."""
     search: float = 1.0
     cpsat: float = 1.0
@@ -123,8 +123,8 @@ def exact_group(sub: Problem, limit: int, hint: list[int], missing: str = MISSIN
 
 def at_full_steps(problem: Problem) -> int:
     """How many items are alive at some full step (`dan.passes.packing.rolling.full_steps`)."""
-    full = full_steps(problem)
-    return sum(1 for s, e in zip(problem.starts, problem.ends) if bisect_left(full, s) < len(full) and full[bisect_left(full, s)] < e)
+    full = full_steps(problem) + [max(problem.ends, default=0)]  # the end: alive at no full step
+    return sum(1 for s, e in zip(problem.starts, problem.ends) if full[bisect_left(full, s)] < e)
 
 
 def budget(share: float, limit: int) -> int:

@@ -75,8 +75,8 @@ its budget or past a race's ceiling."""
 
 
 GROW = 3
-"""A stage's horizon grows (`_grown`) each time this many refuted later stages went back
-to it: the refutations lie beyond what it sees."""
+"""A stage's horizon grows (`_grown`) once this many failures of later stages went back
+to it, the last a refutation: the refutations lie beyond what it sees."""
 GROWN = 2
 """A grown stage packs at most this many times its search's `window` items."""
 
@@ -98,9 +98,9 @@ class Search(NamedTuple):
 SEARCHES = (Search(3000, retry=False), Search(3000, retry=False, window=100), Search(3000, retry=True))
 """The searches from scratch (one after the other, each on an even share of the budget,
 or racing): which columns a search commits hangs on these, and an unlucky start costs
-one share, not all. Each wins somewhere: on whole perfect tilings, only the second
-packs the 422-buffer one within 100k conflicts; the third packs the 504-buffer one in
-48k, the first in 67k; the first packs the 406-buffer one in 13k."""
+one share, not all. Each wins somewhere; conflicts each needs alone on the group
+`dan-pack` leaves of a perfect tiling (100k at most): 422 buffers 38k / 72k / none,
+dan-gen's 412-buffer one 96k / 65k / none, 510 buffers none / none / 18k."""
 
 
 def rolling(problem: Problem, limit: int, hint: list[int] | None = None) -> Packing:
@@ -191,8 +191,8 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
     if any(s > cap for s in sizes) or max_live(problem) > cap:
         return Packing([-1] * n, exhausted=True, solver="rolling")
     end = max(ends, default=0)
-    full = list(range(end))  # where full steps lie far apart, any step may cut (module docstring)
-    cut, horizon = stage_plan(problem, full_steps(problem), end, search.window, search.reach, full)
+    steps = list(range(end))  # where full steps lie far apart, any step may cut (module docstring)
+    cut, horizon = stage_plan(problem, full_steps(problem), end, search.window, search.reach, steps)
     offsets = [-1] * n
     committed: list[list[int]] = []  # per stage passed, the items it committed
     nogoods: list[list[tuple[int, list[tuple[int, int]]]]] = []
@@ -257,7 +257,7 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
         back = max(j for j in range(k) if culprits.intersection(committed[j]))
         blamed[back] = blamed.get(back, 0) + 1
         if refuted and blamed[back] >= GROW:
-            horizon[back], blamed[back] = _grown(problem, full, cut[back], horizon[back], horizon[k], GROWN * search.window), 0
+            horizon[back], blamed[back] = _grown(problem, steps, cut[back], horizon[back], horizon[k], GROWN * search.window), 0
         for j in range(back, k):
             for i in committed[j]:
                 offsets[i] = -1
@@ -330,8 +330,8 @@ def _core(problem: Problem, window: list[int], offsets: list[int], since: int, l
     return [held[a] for a in solver.SufficientAssumptionsForInfeasibility()], int(solver.NumConflicts())
 
 
-def _grown(problem: Problem, full: list[int], cut: int, horizon: int, beyond: int, most: int) -> int:
+def _grown(problem: Problem, steps: list[int], cut: int, horizon: int, beyond: int, most: int) -> int:
     """A stage's horizon grown toward `beyond` (a later stage's, refuted again and again
-    going back to it): the latest step of `full` up to `beyond` whose window from `cut` holds
+    going back to it): the latest of `steps` up to `beyond` whose window from `cut` holds
     at most `most` items; `horizon` when none past it does."""
-    return max((f for f in full if horizon < f <= beyond and len(_window(problem, cut, f)) <= most), default=horizon)
+    return max((f for f in steps if horizon < f <= beyond and len(_window(problem, cut, f)) <= most), default=horizon)
