@@ -7,9 +7,9 @@ from __future__ import annotations
 import time
 
 from dan.passes.packing.parallel import NO_CEILING, first_decisive, least_work
-from dan.passes.packing.portfolio import pack
+from dan.passes.packing.portfolio import SHARES, pack, steps
 from dan.passes.packing.problem import Packing, violations
-from dan.passes.packing.rolling import SEARCHES, rolling_search
+from dan.passes.packing.rolling import RACING, SEARCHES, rolling_search
 from dan.lowering.gen.packing_instances import tiling
 
 
@@ -83,3 +83,12 @@ def test_a_rolling_search_under_its_ceiling_finds_what_it_finds_alone() -> None:
     assert (capped.offsets, capped.nodes) == (alone.offsets, alone.nodes)
     below = rolling_search(problem, 5_000, SEARCHES[0], ceiling=lambda: 0)  # stops before its first stage
     assert not below.decisive and below.nodes == 0
+
+
+def test_a_tight_group_races_the_first_searches_and_keeps_the_rest_for_after() -> None:
+    problem = tiling(1, 100, 1 << 12, 16).problem
+    race, rest = steps(problem, [-1] * len(problem))
+    assert race == list(SEARCHES[:RACING]) and 1 <= RACING < len(SEARCHES)
+    later = [solver.keywords["search"] for solver, _ in rest[: len(SEARCHES) - RACING]]
+    assert later == list(SEARCHES[RACING:])
+    assert all(share == SHARES.rolling for _, share in rest[: len(SEARCHES) - RACING])

@@ -45,7 +45,7 @@ def test_stages_hold_at_most_a_window_of_items_where_full_steps_allow() -> None:
 
 
 def test_a_two_hundred_buffer_tiling_with_a_refuted_column() -> None:
-    problem = tiling(2, 200).problem
+    problem = tiling(2, 200, drop=0.2).problem
     assert len(problem) >= 200 and greedy(problem, "size").unplaced >= 10
     found = rolling(problem, 9_000)
     assert found.proven and violations(problem, found.offsets) == []

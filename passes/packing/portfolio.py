@@ -7,10 +7,10 @@ size) and packs each with `pack_group`: the greedy orders first
 exact solvers of `steps`, each on its share of the group's budget (`limit` search
 nodes; CP-SAT's conflicts are counted at `CONFLICTS_PER_NODE` a node). A group with at
 least `FULL_SHARE` of its items alive at some full step (tilings) goes first to a race
-of the rolling searches (CP-SAT window by window, cut at steps,
-`dan.passes.packing.rolling`; all at once, the decisive one with the least work wins:
-`dan.passes.packing.parallel.least_work`), then to the time sweep if it is full at every
-step (else the skyline search), CP-SAT on the whole group (the greedy offsets as its
+of the first `RACING` rolling searches (CP-SAT window by window, cut at steps,
+`dan.passes.packing.rolling`; at once, the decisive one with the least work wins:
+`dan.passes.packing.parallel.least_work`), then to the other rolling searches, the time
+sweep if it is full at every step (else the skyline search), CP-SAT on the whole group (the greedy offsets as its
 hint), and the canonical search (`dan.passes.packing.canonical`, MiniMalloc's ideas).
 Any other group (real allocation problems, where few or no steps are full) goes first
 to a brief canonical search, a brief CP-SAT probe from the greedy offsets, then the
@@ -36,7 +36,7 @@ from dan.passes.packing.exact import exact
 from dan.passes.packing.heuristic import best_greedy
 from dan.passes.packing.problem import Packing, Problem, components, on_clique_times
 from dan.passes.packing.parallel import first_decisive, least_work
-from dan.passes.packing.rolling import SEARCHES, Search, full_steps, rolling_search
+from dan.passes.packing.rolling import RACING, SEARCHES, Search, full_steps, rolling_search
 from dan.passes.packing.sweep import is_tight, sweep
 
 MISSING = "the packing runs without CP-SAT and may leave buffers unplaced"
@@ -58,9 +58,9 @@ class Shares:
     canonical: float = 8.0
     """The canonical search again, from scratch (shared problem C: 25k nodes)."""
     rolling: float = 5.0
-    """Each of the rolling searches (`dan.passes.packing.rolling.SEARCHES`) racing on a
-    group with many full steps (on dan-gen's 412-buffer perfect tiling: 65k conflicts for
-    the winner, 96k and over 100k for the others); on other groups, together they have
+    """Each of the rolling searches (`dan.passes.packing.rolling.SEARCHES`) on a group
+    with many full steps, racing or after the race (on dan-gen's 412-buffer perfect
+    tiling the winner needs about 65k conflicts); on other groups, together they have
     `cpsat`'s share."""
     search: float = 1.0
     cpsat: float = 1.0
@@ -134,7 +134,7 @@ def budget(share: float, limit: int) -> int:
 
 def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> tuple[list[Search], list[tuple[Solver, float]]]:
     """The rolling searches that race first for `sub` (each on `SHARES.rolling`), then
-    the exact solvers in the order their results count, each with its share of the
+    the exact solvers (the other rolling searches first on a tight group) in the order their results count, each with its share of the
     limit (module docstring)."""
     with_cpsat = warn_missing(missing)
     windows = with_cpsat and max(sub.ends, default=0) > 1 + min(sub.starts, default=0)  # a cut after the first step
@@ -146,7 +146,9 @@ def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> tuple[list[S
     if not with_cpsat:
         return [], [branching, (canonical, SHARES.canonical)] if tight else [(canonical, SHARES.canonical), branching]
     if tight:
-        return list(SEARCHES) if windows else [], [branching, (whole, SHARES.cpsat), (canonical, SHARES.canonical)]
+        later = [(partial(rolling_search, search=s), SHARES.rolling) for s in SEARCHES[RACING:]] if windows else []
+        return list(SEARCHES[:RACING]) if windows else [], [*later, branching, (whole, SHARES.cpsat),
+                                                            (canonical, SHARES.canonical)]
     share = SHARES.cpsat / len(SEARCHES)
     rolls: list[tuple[Solver, float]] = [(partial(rolling_search, search=s), share) for s in SEARCHES] if windows else []
     return [], [(canonical, SHARES.quick), (probe, SHARES.probe), (canonical, SHARES.canonical), (whole, SHARES.cpsat),

@@ -45,10 +45,11 @@ window only, so the work grows with the group's length, not its square.
 A group of at most `window` items is one window: CP-SAT on the whole group. The result is a complete packing (`proven`), or none; `exhausted` only
 when the first stage is proven infeasible with nothing fixed and no nogood recorded
 (every nogood after a limit ran out may cut off packings). The budget is split between
-searches from scratch in turn (`SEARCHES`): how many conflicts a search needs hangs on
-its early columns and varies severalfold between them.
-Deterministic: one worker, the seed is the stage count, limits in conflicts, never in
-seconds. Needs OR-Tools (the `exact` extra).
+searches from scratch in turn (`SEARCHES`): how much work a search needs hangs on
+its early columns and varies severalfold between them. Work is counted in CP-SAT's
+integer propagations (`spent`), which track the time better than conflicts do.
+Deterministic: one worker, the seed is the stage count, limits in conflicts and work in
+propagations, never in seconds. Needs OR-Tools (the `exact` extra).
 """
 
 from __future__ import annotations
@@ -74,6 +75,20 @@ presolve (a committed column refuted at once, again and again) must not run long
 its budget or past a race's ceiling."""
 
 
+PROPAGATIONS_PER_CONFLICT = 130
+"""A search's work is CP-SAT's integer propagations counted at this many a conflict
+(about their ratio on tilings). They track the time better than conflicts: in three
+tilings a search with windows of 130 items spent 1.2-1.5x the time per conflict of one
+with windows of 100, and 0.9-1.4x per propagation, so a race's loser stops nearer the
+winner's time."""
+
+
+def spent(solver) -> int:  # noqa: ANN001 (a CP-SAT solver after a solve)
+    """The work of one CP-SAT solve (`PROPAGATIONS_PER_CONFLICT`): deterministic with
+    one worker and a fixed seed, like the conflicts."""
+    return int(solver.ResponseProto().num_integer_propagations) // PROPAGATIONS_PER_CONFLICT
+
+
 GROW = 3
 """A stage's horizon grows (`_grown`) once this many failures of later stages went back
 to it, the last a refutation: the refutations lie beyond what it sees."""
@@ -95,12 +110,17 @@ class Search(NamedTuple):
     """Share of the way to a stage's horizon that it commits."""
 
 
-SEARCHES = (Search(3000, retry=False), Search(3000, retry=False, window=100), Search(3000, retry=True))
+SEARCHES = (Search(3000, retry=False, window=100), Search(3000, retry=True), Search(3000, retry=False))
 """The searches from scratch (one after the other, each on an even share of the budget,
-or racing): which columns a search commits hangs on these, and an unlucky start costs
-one share, not all. Each wins somewhere; conflicts each needs alone on the group
-`dan-pack` leaves of a perfect tiling (100k at most): 422 buffers 38k / 72k / none,
-dan-gen's 412-buffer one 96k / 65k / none, 510 buffers none / none / 18k."""
+or the first `RACING` racing, the rest after them): which columns a search commits
+hangs on these, and an unlucky start costs one share, not all. Alone on the group
+`dan-pack` leaves of each of 60 tilings (100k conflicts at most), they pack 56, 56
+and 59; the first two never fail on the same one, and one of them is the fastest of
+the three on 42 of the 60."""
+RACING = 2
+"""How many of `SEARCHES` race on a tight group: a race costs about the sum over its
+searches of their work up to the winner's, so on two cores two racers finish with the
+winner and three take half as long again."""
 
 
 def rolling(problem: Problem, limit: int, hint: list[int] | None = None) -> Packing:
@@ -199,13 +219,13 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
     failures: dict[int, int] = {}
     blamed: dict[int, int] = {}  # per stage, the failures that went back to it since it last grew
     last: dict[int, int] = {}  # latest offsets a stage found, the next stage's hint
-    conflicts, stages, backs, backtracked, retried = 0, 0, 0, False, False
+    work, stages, backs, backtracked, retried = 0, 0, 0, False, False
     k = 0
     while k < len(cut) - 1:
         # past the race's ceiling, nothing this search finds could win; the ceiling never
         # shortens a stage, so a search that can win runs as it would alone
-        if conflicts + STAGE_WORK >= budget or (ceiling is not None and conflicts >= ceiling()):
-            return Packing([-1] * n, nodes=conflicts, solver="rolling", notes={"stages": stages, "backtracks": backs})
+        if work + STAGE_WORK >= budget or (ceiling is not None and work >= ceiling()):
+            return Packing([-1] * n, nodes=work, solver="rolling", notes={"stages": stages, "backtracks": backs})
         window = sorted(_window(problem, cut[k], horizon[k]),
                         key=lambda i: (-sizes[i], starts[i], ends[i], i))
         model = cp_model.CpModel()
@@ -224,10 +244,10 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = stages
         solver.parameters.max_number_of_conflicts = max(1, min(
-            int(search.first * 1.5 ** failures.get(k, 0)), budget - conflicts - STAGE_WORK))
+            int(search.first * 1.5 ** failures.get(k, 0)), budget - work - STAGE_WORK))
         status = solver.Solve(model)
         stages += 1
-        conflicts += int(solver.NumConflicts()) + STAGE_WORK
+        work += spent(solver) + STAGE_WORK
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             last.update((i, solver.Value(y[i])) for i in window)
             final = k + 2 == len(cut)
@@ -247,10 +267,10 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
             continue  # the same stage once more, with a larger limit
         if not fixed:
             notes = {"stages": stages, "backtracks": backs}
-            return Packing([-1] * n, nodes=conflicts, exhausted=not nogoods, solver="rolling", notes=notes)
+            return Packing([-1] * n, nodes=work, exhausted=not nogoods, solver="rolling", notes=notes)
         if refuted:
-            core, spent = _core(problem, window, offsets, cut[k], int(solver.NumConflicts()) + search.first)
-            conflicts += spent + STAGE_WORK
+            core, cost = _core(problem, window, offsets, cut[k], int(solver.NumConflicts()) + search.first)
+            work += cost + STAGE_WORK
             fixed = core or fixed
         nogoods.append(_runs(problem, fixed, offsets))
         culprits = set(fixed)
@@ -263,7 +283,7 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
                 offsets[i] = -1
         del committed[back:]
         k, backtracked, backs, retried = back, True, backs + 1, False
-    return Packing(offsets, proven=True, nodes=conflicts, solver="rolling", notes={"stages": stages, "backtracks": backs})
+    return Packing(offsets, proven=True, nodes=work, solver="rolling", notes={"stages": stages, "backtracks": backs})
 
 
 def _window(problem: Problem, cut: int, horizon: int) -> list[int]:
@@ -307,7 +327,7 @@ def _forbid(model, y, offsets: list[int], good: list[tuple[int, list[tuple[int, 
 
 def _core(problem: Problem, window: list[int], offsets: list[int], since: int, limit: int) -> tuple[list[int], int]:
     """Fixed items of a refuted stage whose offsets alone refute it (CP-SAT's sufficient
-    assumptions: each fixed offset an assumption), and the conflicts spent; no items
+    assumptions: each fixed offset an assumption), and the work spent (`spent`); no items
     when the refutation is not found again within `limit` conflicts."""
     from ortools.sat.python import cp_model
 
@@ -326,8 +346,8 @@ def _core(problem: Problem, window: list[int], offsets: list[int], since: int, l
     solver.parameters.num_workers = 1
     solver.parameters.max_number_of_conflicts = max(1, limit)
     if solver.Solve(model) != cp_model.INFEASIBLE:
-        return [], int(solver.NumConflicts())
-    return [held[a] for a in solver.SufficientAssumptionsForInfeasibility()], int(solver.NumConflicts())
+        return [], spent(solver)
+    return [held[a] for a in solver.SufficientAssumptionsForInfeasibility()], spent(solver)
 
 
 def _grown(problem: Problem, steps: list[int], cut: int, horizon: int, beyond: int, most: int) -> int:
