@@ -45,11 +45,10 @@ window only, so the work grows with the group's length, not its square.
 A group of at most `window` items is one window: CP-SAT on the whole group. The result is a complete packing (`proven`), or none; `exhausted` only
 when the first stage is proven infeasible with nothing fixed and no nogood recorded
 (every nogood after a limit ran out may cut off packings). The budget is split between
-searches from scratch in turn (`SEARCHES`): how much work a search needs hangs on
-its early columns and varies severalfold between them. Work is counted in CP-SAT's
-integer propagations (`spent`), which track the time better than conflicts do.
-Deterministic: one worker, the seed is the stage count, limits in conflicts and work in
-propagations, never in seconds. Needs OR-Tools (the `exact` extra).
+searches from scratch in turn (`SEARCHES`): how many conflicts a search needs hangs on
+its early columns and varies severalfold between them.
+Deterministic: one worker, the seed is the stage count, limits in conflicts, never in
+seconds. Needs OR-Tools (the `exact` extra).
 """
 
 from __future__ import annotations
@@ -73,20 +72,6 @@ STAGE_WORK = 300
 costs about as much time as that many conflicts, and a search of many stages settled in
 presolve (a committed column refuted at once, again and again) must not run long within
 its budget or past a race's ceiling."""
-
-
-PROPAGATIONS_PER_CONFLICT = 130
-"""A search's work is CP-SAT's integer propagations counted at this many a conflict
-(about their ratio on tilings). They track the time better than conflicts: in three
-tilings a search with windows of 130 items spent 1.2-1.5x the time per conflict of one
-with windows of 100, and 0.9-1.4x per propagation, so a race's loser stops nearer the
-winner's time."""
-
-
-def spent(solver) -> int:  # noqa: ANN001 (a CP-SAT solver after a solve)
-    """The work of one CP-SAT solve (`PROPAGATIONS_PER_CONFLICT`): deterministic with
-    one worker and a fixed seed, like the conflicts."""
-    return int(solver.ResponseProto().num_integer_propagations) // PROPAGATIONS_PER_CONFLICT
 
 
 GROW = 3
@@ -247,7 +232,7 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
             int(search.first * 1.5 ** failures.get(k, 0)), budget - work - STAGE_WORK))
         status = solver.Solve(model)
         stages += 1
-        work += spent(solver) + STAGE_WORK
+        work += int(solver.NumConflicts()) + STAGE_WORK
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             last.update((i, solver.Value(y[i])) for i in window)
             final = k + 2 == len(cut)
@@ -327,7 +312,7 @@ def _forbid(model, y, offsets: list[int], good: list[tuple[int, list[tuple[int, 
 
 def _core(problem: Problem, window: list[int], offsets: list[int], since: int, limit: int) -> tuple[list[int], int]:
     """Fixed items of a refuted stage whose offsets alone refute it (CP-SAT's sufficient
-    assumptions: each fixed offset an assumption), and the work spent (`spent`); no items
+    assumptions: each fixed offset an assumption), and the conflicts spent; no items
     when the refutation is not found again within `limit` conflicts."""
     from ortools.sat.python import cp_model
 
@@ -346,8 +331,8 @@ def _core(problem: Problem, window: list[int], offsets: list[int], since: int, l
     solver.parameters.num_workers = 1
     solver.parameters.max_number_of_conflicts = max(1, limit)
     if solver.Solve(model) != cp_model.INFEASIBLE:
-        return [], spent(solver)
-    return [held[a] for a in solver.SufficientAssumptionsForInfeasibility()], spent(solver)
+        return [], int(solver.NumConflicts())
+    return [held[a] for a in solver.SufficientAssumptionsForInfeasibility()], int(solver.NumConflicts())
 
 
 def _grown(problem: Problem, steps: list[int], cut: int, horizon: int, beyond: int, most: int) -> int:
