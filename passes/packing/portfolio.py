@@ -10,8 +10,9 @@ least `FULL_SHARE` of its items alive at some full step (tilings) goes first to 
 of the first `RACING` rolling searches (CP-SAT window by window, cut at steps,
 `dan.passes.packing.rolling`; at once, the decisive one with the least work wins:
 `dan.passes.packing.parallel.least_work`), then to the other rolling searches, the time
-sweep if it is full at every step (else the skyline search), CP-SAT on the whole group (the greedy offsets as its
-hint), and the canonical search (`dan.passes.packing.canonical`, MiniMalloc's ideas).
+sweep if it is full at every step (else the skyline search), CP-SAT on the whole group
+(the greedy offsets as its hint), and the canonical search
+(`dan.passes.packing.canonical`, MiniMalloc's ideas).
 Any other group (real allocation problems, where few or no steps are full) goes first
 to a brief canonical search, a brief CP-SAT probe from the greedy offsets, then the
 canonical search, CP-SAT on the whole group, the rolling searches where steps cut
@@ -134,8 +135,8 @@ def budget(share: float, limit: int) -> int:
 
 def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> tuple[list[Search], list[tuple[Solver, float]]]:
     """The rolling searches that race first for `sub` (each on `SHARES.rolling`), then
-    the exact solvers (the other rolling searches first on a tight group) in the order their results count, each with its share of the
-    limit (module docstring)."""
+    the exact solvers (the other rolling searches first on a tight group) in the order
+    their results count, each with its share of the limit (module docstring)."""
     with_cpsat = warn_missing(missing)
     windows = with_cpsat and max(sub.ends, default=0) > 1 + min(sub.starts, default=0)  # a cut after the first step
     timed = on_clique_times(sub)
@@ -145,12 +146,12 @@ def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> tuple[list[S
     branching: tuple[Solver, float] = (sweep if is_tight(sub) else exact, SHARES.search)
     if not with_cpsat:
         return [], [branching, (canonical, SHARES.canonical)] if tight else [(canonical, SHARES.canonical), branching]
+    searches = list(SEARCHES) if windows else []
     if tight:
-        later = [(partial(rolling_search, search=s), SHARES.rolling) for s in SEARCHES[RACING:]] if windows else []
-        return list(SEARCHES[:RACING]) if windows else [], [*later, branching, (whole, SHARES.cpsat),
-                                                            (canonical, SHARES.canonical)]
+        later = [(partial(rolling_search, search=s), SHARES.rolling) for s in searches[RACING:]]
+        return searches[:RACING], [*later, branching, (whole, SHARES.cpsat), (canonical, SHARES.canonical)]
     share = SHARES.cpsat / len(SEARCHES)
-    rolls: list[tuple[Solver, float]] = [(partial(rolling_search, search=s), share) for s in SEARCHES] if windows else []
+    rolls: list[tuple[Solver, float]] = [(partial(rolling_search, search=s), share) for s in searches]
     return [], [(canonical, SHARES.quick), (probe, SHARES.probe), (canonical, SHARES.canonical), (whole, SHARES.cpsat),
                 *rolls, branching]
 
