@@ -83,6 +83,8 @@ def test_a_rolling_search_under_its_ceiling_finds_what_it_finds_alone() -> None:
     assert (capped.offsets, capped.nodes) == (alone.offsets, alone.nodes)
     below = rolling_search(problem, 5_000, SEARCHES[0], ceiling=lambda: 0)  # stops before its first stage
     assert not below.decisive and below.nodes == 0
+    short = rolling_search(problem, 5_000, SEARCHES[0], ceiling=lambda: alone.nodes - 1)
+    assert not short.decisive and short.nodes >= alone.nodes - 1  # counted to the ceiling, as a run in full
 
 
 def test_a_tight_group_races_the_first_searches_and_keeps_the_rest_for_after() -> None:

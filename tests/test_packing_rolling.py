@@ -136,7 +136,7 @@ def test_a_core_names_fixed_items_whose_offsets_alone_refute_a_stage() -> None:
     problem = Problem((0, 0, 0, 0, 2), (2, 5, 2, 5, 4), (1, 1, 1, 1, 2), 4)
     offsets = [0, 1, 2, 3, -1]  # ends at 2 at addresses 0 and 2: never two in a row
     window = list(range(5))
-    core, spent = _core(problem, window, offsets, 1, 1_000)
+    core, spent = _core(problem, window, offsets, 1, 1_000, lambda: 1_000, False)
     assert core and set(core) <= {0, 1, 2, 3} and spent >= 0
 
     model = cp_model.CpModel()  # the core's offsets alone leave item 4 no place
@@ -174,3 +174,35 @@ def test_cutting_at_every_step_keeps_windows_small_where_full_steps_lie_apart() 
     assert largest(None) > WINDOW >= largest(list(range(end)))
     found = rolling(problem, 5_000)
     assert found.proven and violations(problem, found.offsets) == []
+
+
+def test_a_solve_whose_room_shrinks_while_it_runs_ends_as_one_capped_from_the_start() -> None:
+    import time
+
+    from ortools.sat.python import cp_model
+
+    from dan.passes.packing.cpsat import add_no_overlaps
+    from dan.passes.packing.rolling import _solve
+
+    problem = tiling(4, 80, 1 << 12, 16).problem  # CP-SAT needs about a thousand conflicts
+
+    def solved(room, racing: bool) -> tuple[str, int, list[int]]:  # noqa: ANN001
+        model = cp_model.CpModel()
+        y = [model.NewIntVar(0, problem.capacity - s, "") for s in problem.sizes]
+        add_no_overlaps(model, problem, list(range(len(problem))), y)
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        status = _solve(solver, model, 1 << 20, room, racing)
+        found = [solver.Value(v) for v in y] if status == cp_model.OPTIMAL else []
+        return solver.StatusName(status), int(solver.NumConflicts()), found
+
+    def shrinking(to: int):  # noqa: ANN202
+        """Ample room, then `to` from a tenth of a second on (a racer ended)."""
+        since = time.time()
+        return lambda: (1 << 30) if time.time() < since + 0.1 else to
+
+    alone = solved(lambda: 1 << 30, False)
+    assert alone[0] == "OPTIMAL" and alone[1] > 100 and not violations(problem, alone[2])
+    assert solved(shrinking(alone[1] + 1), True) == alone  # stopped early, solved again within it
+    status, conflicts, _ = solved(shrinking(alone[1] // 2), True)
+    assert status == "UNKNOWN" and conflicts >= alone[1] // 2

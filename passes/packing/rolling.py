@@ -53,8 +53,11 @@ seconds. Needs OR-Tools (the `exact` extra).
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import NamedTuple
 
 from dan.passes.packing.cpsat import CONFLICTS_PER_NODE, add_no_overlaps
@@ -74,6 +77,8 @@ presolve (a committed column refuted at once, again and again) must not run long
 its budget or past a race's ceiling."""
 
 
+WATCH = 0.02
+"""Seconds between a racing search's looks at the race's ceiling while CP-SAT runs."""
 GROW = 3
 """A stage's horizon grows (`_grown`) once this many failures of later stages went back
 to it, the last a refutation: the refutations lie beyond what it sees."""
@@ -207,10 +212,13 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
     work, stages, backs, backtracked, retried = 0, 0, 0, False, False
     k = 0
     while k < len(cut) - 1:
-        # past the race's ceiling, nothing this search finds could win; the ceiling never
-        # shortens a stage, so a search that can win runs as it would alone
-        if work + STAGE_WORK >= budget or (ceiling is not None and work >= ceiling()):
-            return Packing([-1] * n, nodes=work, solver="rolling", notes={"stages": stages, "backtracks": backs})
+        # a stage costs at least STAGE_WORK: once it would take the search past the race's
+        # ceiling, nothing the search finds could win, and it counts at least the ceiling,
+        # as its run in full would; within the ceiling, it changes nothing (`_room`)
+        beaten = ceiling is not None and work + STAGE_WORK > ceiling()
+        if beaten or work + STAGE_WORK >= budget:
+            spent = work if work + STAGE_WORK >= budget else max(work, ceiling())
+            return Packing([-1] * n, nodes=spent, solver="rolling", notes={"stages": stages, "backtracks": backs})
         window = sorted(_window(problem, cut[k], horizon[k]),
                         key=lambda i: (-sizes[i], starts[i], ends[i], i))
         model = cp_model.CpModel()
@@ -228,9 +236,8 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = stages
-        solver.parameters.max_number_of_conflicts = max(1, min(
-            int(search.first * 1.5 ** failures.get(k, 0)), budget - work - STAGE_WORK))
-        status = solver.Solve(model)
+        status = _solve(solver, model, int(search.first * 1.5 ** failures.get(k, 0)),
+                        partial(_room, budget, ceiling, work), ceiling is not None)
         stages += 1
         work += int(solver.NumConflicts()) + STAGE_WORK
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -254,7 +261,8 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
             notes = {"stages": stages, "backtracks": backs}
             return Packing([-1] * n, nodes=work, exhausted=not nogoods, solver="rolling", notes=notes)
         if refuted:
-            core, cost = _core(problem, window, offsets, cut[k], int(solver.NumConflicts()) + search.first)
+            core, cost = _core(problem, window, offsets, cut[k], int(solver.NumConflicts()) + search.first,
+                               partial(_room, budget, ceiling, work), ceiling is not None)
             work += cost + STAGE_WORK
             fixed = core or fixed
         nogoods.append(_runs(problem, fixed, offsets))
@@ -269,6 +277,51 @@ def _rolling(problem: Problem, budget: int, search: Search, ceiling: Ceiling | N
         del committed[back:]
         k, backtracked, backs, retried = back, True, backs + 1, False
     return Packing(offsets, proven=True, nodes=work, solver="rolling", notes={"stages": stages, "backtracks": backs})
+
+
+def _room(budget: int, ceiling: Ceiling | None, work: int) -> int:
+    """Conflicts a solve may spend when the search has spent `work`: within `budget`
+    (less the stage's own `STAGE_WORK`), and in a race one more than would take the
+    search past the ceiling. A solve that ends within the ceiling uses fewer than that,
+    and CP-SAT's conflict limit stops a search without changing its course, so it ends
+    the same with or without the ceiling; one stopped by it could not win."""
+    room = budget - work - STAGE_WORK
+    return room if ceiling is None else min(room, ceiling() - work - STAGE_WORK + 1)
+
+
+def _solve(solver, model, limit: int, room: Callable[[], int], racing: bool) -> int:  # noqa: ANN001 (CP-SAT's types)
+    """`solver.Solve(model)` within `min(limit, room())` conflicts (at least one), as if
+    that were its limit from the start although, `racing`, `room()` may shrink while it
+    runs (a racer ends): a watcher stops the search once it does, and a search stopped
+    before its new limit is solved again within it (the same course up to there)."""
+    from ortools.sat.python import cp_model
+
+    def bound() -> int:
+        return max(1, min(limit, room()))
+
+    first = bound()
+    solver.parameters.max_number_of_conflicts = first
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(WATCH):
+            if bound() < first:
+                solver.StopSearch()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    if racing:
+        watcher.start()
+    try:
+        status = solver.Solve(model)
+    finally:
+        done.set()
+        if racing:
+            watcher.join()
+    now = bound()
+    if status == cp_model.UNKNOWN and solver.NumConflicts() < now < first:
+        solver.parameters.max_number_of_conflicts = now
+        status = solver.Solve(model)
+    return status
 
 
 def _window(problem: Problem, cut: int, horizon: int) -> list[int]:
@@ -310,10 +363,12 @@ def _forbid(model, y, offsets: list[int], good: list[tuple[int, list[tuple[int, 
     model.AddBoolOr(lits)
 
 
-def _core(problem: Problem, window: list[int], offsets: list[int], since: int, limit: int) -> tuple[list[int], int]:
+def _core(problem: Problem, window: list[int], offsets: list[int], since: int, limit: int,
+          room: Callable[[], int], racing: bool) -> tuple[list[int], int]:
     """Fixed items of a refuted stage whose offsets alone refute it (CP-SAT's sufficient
     assumptions: each fixed offset an assumption), and the conflicts spent; no items
-    when the refutation is not found again within `limit` conflicts."""
+    when the refutation is not found again within `limit` conflicts (and `room()`,
+    `_solve`)."""
     from ortools.sat.python import cp_model
 
     model = cp_model.CpModel()
@@ -329,8 +384,7 @@ def _core(problem: Problem, window: list[int], offsets: list[int], since: int, l
     model.AddAssumptions(lits)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
-    solver.parameters.max_number_of_conflicts = max(1, limit)
-    if solver.Solve(model) != cp_model.INFEASIBLE:
+    if _solve(solver, model, limit, room, racing) != cp_model.INFEASIBLE:
         return [], int(solver.NumConflicts())
     return [held[a] for a in solver.SufficientAssumptionsForInfeasibility()], int(solver.NumConflicts())
 
