@@ -14,8 +14,9 @@ turn in this process.
 `least_work(tasks)` races searches of one group instead: the decisive result with the
 least `nodes` wins (ties: the earlier task). Each task gets a `ceiling()`: the least
 work of a decisive result so far, shared between the forked workers; a task may stop
-once its own work passes it (its result could no longer win), so the winner is the
-one a run of every task in full would pick, whatever the timing. All tasks run at
+once its work could no longer stay within it (its result could no longer win), counting
+at least the ceiling as its run in full would, so the winner and the work are those a
+run of every task in full would give, whatever the timing. All tasks run at
 once (more than the cores: the race is as long as about its cheapest winner's share
 of the machine). Nothing here imports xDSL.
 """

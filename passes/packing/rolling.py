@@ -123,7 +123,8 @@ def rolling(problem: Problem, limit: int, hint: list[int] | None = None) -> Pack
 def rolling_search(problem: Problem, limit: int, search: Search, ceiling: Ceiling | None = None) -> Packing:
     """`rolling` with only `search`, on all of its budget (a portfolio runs the searches
     as tasks of their own); with `ceiling` (a race,
-    `dan.passes.packing.parallel.least_work`), it stops once its conflicts pass it."""
+    `dan.passes.packing.parallel.least_work`), it stops once its conflicts would pass it,
+    within a CP-SAT solve too (`_solve`), and then counts at least the ceiling."""
     return in_common_unit(on_clique_times(problem),
                           lambda p, g: _rolling(p, CONFLICTS_PER_NODE * limit, search, ceiling))
 
