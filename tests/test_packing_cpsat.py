@@ -10,7 +10,7 @@ from dan.passes.packing.problem import Problem, clique_times, violations
 
 pytest.importorskip("ortools")
 
-from dan.passes.packing.cpsat import cpsat  # noqa: E402
+from dan.passes.packing.cpsat import bottom_left, cpsat  # noqa: E402
 
 
 def test_a_hundred_buffer_tiling_that_greedy_fails_is_packed_exactly() -> None:
@@ -38,3 +38,24 @@ def test_sizes_with_a_common_unit_keep_the_unit() -> None:
     found = cpsat(problem, 100, [0, 5, -1])  # a hint off the unit is dropped
     assert found.proven and violations(problem, found.offsets) == []
     assert all(off % 8 == 0 for off in found.offsets)
+
+
+def test_bottom_left_packs_a_tiling_greedy_fails_deterministically() -> None:
+    problem = tiling(1, 100).problem
+    assert greedy(problem, "size").unplaced >= 10
+    first = bottom_left(problem, 1_000, "size")
+    assert first.proven and violations(problem, first.offsets) == []
+    assert bottom_left(problem, 1_000, "size").offsets == first.offsets
+
+
+def test_bottom_left_places_lowest_first_in_its_order() -> None:
+    # at time 0 both can go to offset 0: the order decides which does
+    problem = Problem((0, 0), (4, 2), (1, 2), 3)
+    assert bottom_left(problem, 100, "size").offsets == [2, 0]  # the larger first
+    assert bottom_left(problem, 100, "life").offsets == [0, 1]  # the longer-lived first
+
+
+def test_bottom_left_proves_an_impossible_group() -> None:
+    problem = Problem((0, 0, 0), (2, 2, 2), (2, 2, 2), 5)
+    found = bottom_left(problem, 100, "area")
+    assert not found.proven and found.exhausted

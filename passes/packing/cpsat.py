@@ -13,6 +13,9 @@ deterministic time and conflicts, never in seconds. The greedy offsets, where pl
 are the hint. Sizes and the capacity are counted in units of their greatest common
 divisor (every packing can be pushed down onto its multiples): smaller domains, and
 about half the conflicts on 100-buffer tilings.
+`bottom_left` searches the same model with a fixed branching instead: of the items not
+yet placed, the one whose lowest possible offset is least (ties: the first in one of
+the `ORDERS`) goes there, CP-SAT learning from every conflict.
 """
 
 from __future__ import annotations
@@ -96,6 +99,49 @@ def _cpsat(problem: Problem, limit: int, hint: list[int], seeds: int) -> Packing
         if status == cp_model.INFEASIBLE:
             return Packing([-1] * n, nodes=conflicts, exhausted=True, solver="cpsat")
     return Packing([-1] * n, nodes=conflicts, solver="cpsat")
+
+
+ORDERS = {
+    "size": lambda p, i: (-p.sizes[i], p.starts[i] - p.ends[i], i),
+    "life": lambda p, i: (p.starts[i] - p.ends[i], -p.sizes[i], i),
+    "area": lambda p, i: ((p.starts[i] - p.ends[i]) * p.sizes[i], i),
+}
+"""The branching orders of `bottom_left`, as sort keys of item i of problem p: largest
+size first (then longest lifetime), longest lifetime first (then largest size), largest
+area (size times lifetime) first."""
+
+
+def bottom_left(problem: Problem, limit: int, order: str) -> Packing:
+    """CP-SAT's search fixed to bottom-left placement in `ORDERS[order]` (module
+    docstring; backtracking with clause learning), within the
+    conflicts `limit` (search nodes) allows: a proven packing, an unproven one (all -1),
+    or `exhausted` when none exists. On real allocation problems one of the orders
+    often packs in a few hundred conflicts what the default search needs thousands for."""
+    return in_common_unit(problem, lambda p, g: _bottom_left(p, limit, order))
+
+
+def _bottom_left(problem: Problem, limit: int, order: str) -> Packing:
+    from ortools.sat.python import cp_model
+
+    n, cap = len(problem), problem.capacity
+    if any(s > cap for s in problem.sizes):
+        return Packing([-1] * n, exhausted=True, solver="bottom_left")
+    model = cp_model.CpModel()
+    y = [model.NewIntVar(0, cap - s, f"y{i}") for i, s in enumerate(problem.sizes)]
+    add_no_overlaps(model, problem, list(range(n)), y)
+    key = ORDERS[order]
+    ranked = sorted(range(n), key=lambda i: key(problem, i))
+    model.AddDecisionStrategy([y[i] for i in ranked], cp_model.CHOOSE_LOWEST_MIN, cp_model.SELECT_MIN_VALUE)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.search_branching = cp_model.FIXED_SEARCH
+    solver.parameters.max_deterministic_time = TIME_PER_NODE * limit
+    solver.parameters.max_number_of_conflicts = max(1, CONFLICTS_PER_NODE * limit)
+    status = solver.Solve(model)
+    conflicts = int(solver.NumConflicts())
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return Packing([solver.Value(v) for v in y], proven=True, nodes=conflicts, solver="bottom_left")
+    return Packing([-1] * n, nodes=conflicts, exhausted=status == cp_model.INFEASIBLE, solver="bottom_left")
 
 
 def add_no_overlaps(model, problem: Problem, items: list[int], y, since: int = 0, fixed: frozenset[int] = frozenset()) -> None:  # noqa: ANN001 (CP-SAT's types)
