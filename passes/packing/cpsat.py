@@ -76,12 +76,10 @@ def cpsat(problem: Problem, limit: int, hint: list[int] | None = None, seeds: in
 def _cpsat(problem: Problem, limit: int, hint: list[int], seeds: int) -> Packing:
     from ortools.sat.python import cp_model
 
-    n, cap = len(problem), problem.capacity
-    if any(s > cap for s in problem.sizes):
+    n = len(problem)
+    if any(s > problem.capacity for s in problem.sizes):
         return Packing([-1] * n, exhausted=True, solver="cpsat")
-    model = cp_model.CpModel()
-    y = [model.NewIntVar(0, cap - s, f"y{i}") for i, s in enumerate(problem.sizes)]
-    add_no_overlaps(model, problem, list(range(n)), y)
+    model, y = offsets_model(problem)
     for i, off in enumerate(hint or []):
         if off >= 0:
             model.AddHint(y[i], off)
@@ -123,12 +121,10 @@ def bottom_left(problem: Problem, limit: int, order: str) -> Packing:
 def _bottom_left(problem: Problem, limit: int, order: str) -> Packing:
     from ortools.sat.python import cp_model
 
-    n, cap = len(problem), problem.capacity
-    if any(s > cap for s in problem.sizes):
+    n = len(problem)
+    if any(s > problem.capacity for s in problem.sizes):
         return Packing([-1] * n, exhausted=True, solver="bottom_left")
-    model = cp_model.CpModel()
-    y = [model.NewIntVar(0, cap - s, f"y{i}") for i, s in enumerate(problem.sizes)]
-    add_no_overlaps(model, problem, list(range(n)), y)
+    model, y = offsets_model(problem)
     key = ORDERS[order]
     ranked = sorted(range(n), key=lambda i: key(problem, i))
     model.AddDecisionStrategy([y[i] for i in ranked], cp_model.CHOOSE_LOWEST_MIN, cp_model.SELECT_MIN_VALUE)
@@ -142,6 +138,17 @@ def _bottom_left(problem: Problem, limit: int, order: str) -> Packing:
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return Packing([solver.Value(v) for v in y], proven=True, nodes=conflicts, solver="bottom_left")
     return Packing([-1] * n, nodes=conflicts, exhausted=status == cp_model.INFEASIBLE, solver="bottom_left")
+
+
+def offsets_model(problem: Problem):  # noqa: ANN201 (CP-SAT's types)
+    """A CP-SAT model of `problem` (module docstring; every size within the capacity)
+    and its offset variables, item by item."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    y = [model.NewIntVar(0, problem.capacity - s, f"y{i}") for i, s in enumerate(problem.sizes)]
+    add_no_overlaps(model, problem, list(range(len(problem))), y)
+    return model, y
 
 
 def add_no_overlaps(model, problem: Problem, items: list[int], y, since: int = 0, fixed: frozenset[int] = frozenset()) -> None:  # noqa: ANN001 (CP-SAT's types)
