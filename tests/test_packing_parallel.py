@@ -5,10 +5,12 @@ the least work wins, the same whichever ends first."""
 from __future__ import annotations
 
 import time
+from functools import partial
 
 from dan.passes.packing.parallel import NO_CEILING, first_decisive, least_work
 from dan.passes.packing.portfolio import SHARES, pack, steps
-from dan.passes.packing.problem import Packing, violations
+from dan.passes.packing.cpsat import ORDERS, bottom_left
+from dan.passes.packing.problem import Packing, Problem, violations
 from dan.passes.packing.rolling import RACING, SEARCHES, rolling_search
 from dan.lowering.gen.packing_instances import tiling
 
@@ -94,3 +96,14 @@ def test_a_tight_group_races_the_first_searches_and_keeps_the_rest_for_after() -
     later = [solver.keywords["search"] for solver, _ in rest[: len(SEARCHES) - RACING]]
     assert later == list(SEARCHES[RACING:])
     assert all(share == SHARES.rolling for _, share in rest[: len(SEARCHES) - RACING])
+
+
+def test_a_group_with_no_full_step_tries_each_bottom_left_order_after_the_probe() -> None:
+    tiled = tiling(1, 100, 1 << 12, 16).problem
+    problem = Problem(tiled.starts, tiled.ends, tiled.sizes, tiled.capacity + 16)  # one unit of slack
+    race, rest = steps(problem, [-1] * len(problem))
+    lefts = [i for i, (solver, _) in enumerate(rest) if isinstance(solver, partial) and solver.func is bottom_left]
+    assert race == [] and lefts == [2, 3, 4]  # after the brief canonical search and the probe
+    assert [rest[i][0].keywords["order"] for i in lefts] == list(ORDERS)
+    found = pack(problem)
+    assert found.proven and not violations(problem, found.offsets)

@@ -16,11 +16,12 @@ sweep if it is full at every step (else the skyline search), CP-SAT on the whole
 Any other group (real allocation problems, where few or no steps are full) goes first
 to a brief canonical search, a brief CP-SAT probe from the greedy offsets, CP-SAT's
 bottom-left search briefly in each of its orders (`dan.passes.packing.cpsat.bottom_left`),
-then the canonical search, CP-SAT on the whole group, the rolling searches where steps
-cut it, and the skyline search. CP-SAT runs only with OR-Tools installed. After the race,
-the steps run side by side on the cores (`dan.passes.packing.parallel.first_decisive`),
-and the first in this order that packs the group or proves it cannot be packed
-decides, as if they ran one after the other.
+then the canonical search, CP-SAT on the whole group from scratch (the probe had the
+greedy offsets; on bands cut from real problems' layouts, a search from them fails more
+often), the rolling searches where steps cut it, and the skyline search. CP-SAT runs
+only with OR-Tools installed. After the race, the steps run side by side on the cores
+(`dan.passes.packing.parallel.first_decisive`), and the first in this order that packs
+the group or proves it cannot be packed decides, as if they ran one after the other.
 Every budget is counted work, never the clock, so the offsets do not depend on the
 machine or on how many cores it has. Nothing here imports xDSL.
 """
@@ -159,5 +160,5 @@ def steps(sub: Problem, hint: list[int], missing: str = MISSING) -> tuple[list[S
     rolls: list[tuple[Solver, float]] = [(partial(rolling_search, search=s), share) for s in searches]
     lefts: list[tuple[Solver, float]] = [(partial(bottom_left, order=o), SHARES.bottom_left) for o in ORDERS]
     return [], [(canonical, SHARES.quick), (probe, SHARES.probe), *lefts, (canonical, SHARES.canonical),
-                (whole, SHARES.cpsat), *rolls, branching]
+                (cpsat, SHARES.cpsat), *rolls, branching]
 
