@@ -98,9 +98,16 @@ def test_a_tight_group_races_the_first_searches_and_keeps_the_rest_for_after() -
     assert all(share == SHARES.rolling for _, share in rest[: len(SEARCHES) - RACING])
 
 
+def test_a_tiling_with_one_unit_of_slack_still_races() -> None:
+    tiled = tiling(1, 100, 1 << 12, 16).problem
+    problem = Problem(tiled.starts, tiled.ends, tiled.sizes, tiled.capacity + 16)  # no step full
+    race, _ = steps(problem, [-1] * len(problem))
+    assert race == list(SEARCHES[:RACING])
+
+
 def test_a_group_with_no_full_step_tries_each_bottom_left_order_after_the_probe() -> None:
     tiled = tiling(1, 100, 1 << 12, 16).problem
-    problem = Problem(tiled.starts, tiled.ends, tiled.sizes, tiled.capacity + 16)  # one unit of slack
+    problem = Problem(tiled.starts, tiled.ends, tiled.sizes, tiled.capacity + 32)  # two units of slack
     race, rest = steps(problem, [-1] * len(problem))
     lefts = [i for i, (solver, _) in enumerate(rest) if isinstance(solver, partial) and solver.func is bottom_left]
     assert race == [] and lefts == [2, 3, 4]  # after the brief canonical search and the probe

@@ -6,9 +6,10 @@ size) and packs each with `pack_group`: the greedy orders first
 (`dan.passes.packing.heuristic.best_greedy`); for a group they leave unplaced, the
 exact solvers of `steps`, each on its share of the group's budget (`limit` search
 nodes; CP-SAT's conflicts are counted at `CONFLICTS_PER_NODE` a node). A group with at
-least `FULL_SHARE` of its items alive at some full step (tilings) goes first to a race
-of the first `RACING` rolling searches (CP-SAT window by window, cut at steps,
-`dan.passes.packing.rolling`; at once, the decisive one with the least work wins:
+least `FULL_SHARE` of its items alive at some step full to within one unit (tilings,
+also with a unit of slack) goes first to a race of the first `RACING` rolling searches
+(CP-SAT window by window, cut at steps, `dan.passes.packing.rolling`; at once, the
+decisive one with the least work wins:
 `dan.passes.packing.parallel.least_work`), then to the other rolling searches, the time
 sweep if it is full at every step (else the skyline search), CP-SAT on the whole group
 (the greedy offsets as its hint), and the canonical search
@@ -32,6 +33,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
+from math import gcd
 
 from dan.passes.packing.canonical import canonical
 from dan.passes.packing.cpsat import ORDERS, bottom_left, cpsat, warn_missing
@@ -129,8 +131,12 @@ def exact_group(sub: Problem, limit: int, hint: list[int], missing: str = MISSIN
 
 
 def at_full_steps(problem: Problem) -> int:
-    """How many items are alive at some full step (`dan.passes.packing.rolling.full_steps`)."""
-    full = full_steps(problem) + [max(problem.ends, default=0)]  # the end: alive at no full step
+    """How many items are alive at some step full to within one unit (the greatest
+    common divisor of the sizes and the capacity, the finest step of any packing's
+    offsets; `dan.passes.packing.rolling.full_steps`): a tiling given one unit of slack
+    is still a tiling."""
+    unit = gcd(problem.capacity, *problem.sizes)
+    full = full_steps(problem, unit) + [max(problem.ends, default=0)]  # the end: alive at no full step
     return sum(1 for s, e in zip(problem.starts, problem.ends) if full[bisect_left(full, s)] < e)
 
 

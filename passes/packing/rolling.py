@@ -144,8 +144,8 @@ def _restarts(problem: Problem, budget: int) -> Packing:
     return replace(found, nodes=spent, notes={"stages": stages, "backtracks": backs, "restarts": attempt})
 
 
-def full_steps(problem: Problem) -> list[int]:
-    """The steps at which the live sizes sum exactly to the capacity."""
+def full_steps(problem: Problem, slack: int = 0) -> list[int]:
+    """The steps at which the live sizes sum exactly to the capacity (within `slack`)."""
     end = max(problem.ends, default=0)
     delta = [0] * (end + 1)
     for s, e, w in zip(problem.starts, problem.ends, problem.sizes):
@@ -154,7 +154,7 @@ def full_steps(problem: Problem) -> list[int]:
     full, live = [], 0
     for t in range(end):
         live += delta[t]
-        if live == problem.capacity:
+        if problem.capacity - slack <= live <= problem.capacity:
             full.append(t)
     return full
 
