@@ -111,10 +111,10 @@ area (size times lifetime) first."""
 
 def bottom_left(problem: Problem, limit: int, order: str) -> Packing:
     """CP-SAT's search fixed to bottom-left placement in `ORDERS[order]` (module
-    docstring; backtracking with clause learning), within the
-    conflicts `limit` (search nodes) allows: a proven packing, an unproven one (all -1),
-    or `exhausted` when none exists. On real allocation problems one of the orders
-    often packs in a few hundred conflicts what the default search needs thousands for."""
+    docstring; backtracking with clause learning), within the conflicts `limit` (search
+    nodes) allows: a proven packing, an unproven one (all -1), or `exhausted` when none
+    exists. On real allocation problems one of the orders often packs in a few hundred
+    conflicts what the default search needs thousands for."""
     return in_common_unit(problem, lambda p, g: _bottom_left(p, limit, order))
 
 

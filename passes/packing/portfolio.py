@@ -9,11 +9,10 @@ nodes; CP-SAT's conflicts are counted at `CONFLICTS_PER_NODE` a node). A group w
 least `FULL_SHARE` of its items alive at some step full to within one unit (tilings,
 also with a unit of slack) goes first to a race of the first `RACING` rolling searches
 (CP-SAT window by window, cut at steps, `dan.passes.packing.rolling`; at once, the
-decisive one with the least work wins:
-`dan.passes.packing.parallel.least_work`), then to the other rolling searches, the time
-sweep if it is full at every step (else the skyline search), CP-SAT on the whole group
-(the greedy offsets as its hint), and the canonical search
-(`dan.passes.packing.canonical`, MiniMalloc's ideas).
+decisive one with the least work wins: `dan.passes.packing.parallel.least_work`), then
+to the other rolling searches, the time sweep if it is full at every step (else the
+skyline search), CP-SAT on the whole group (the greedy offsets as its hint), and the
+canonical search (`dan.passes.packing.canonical`, MiniMalloc's ideas).
 Any other group (real allocation problems, where few or no steps are full) goes first
 to a brief canonical search, a brief CP-SAT probe from the greedy offsets, CP-SAT's
 bottom-left search briefly in each of its orders (`dan.passes.packing.cpsat.bottom_left`),
