@@ -32,13 +32,12 @@ from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
-from math import gcd
 
 from dan.passes.packing.canonical import canonical
 from dan.passes.packing.cpsat import ORDERS, bottom_left, cpsat, warn_missing
 from dan.passes.packing.exact import exact
 from dan.passes.packing.heuristic import best_greedy
-from dan.passes.packing.problem import Packing, Problem, components, on_clique_times
+from dan.passes.packing.problem import Packing, Problem, common_unit, components, on_clique_times
 from dan.passes.packing.parallel import first_decisive, least_work
 from dan.passes.packing.rolling import RACING, SEARCHES, Search, full_steps, rolling_search
 from dan.passes.packing.sweep import is_tight, sweep
@@ -130,12 +129,10 @@ def exact_group(sub: Problem, limit: int, hint: list[int], missing: str = MISSIN
 
 
 def at_full_steps(problem: Problem) -> int:
-    """How many items are alive at some step full to within one unit (the greatest
-    common divisor of the sizes and the capacity, the finest step of any packing's
-    offsets; `dan.passes.packing.rolling.full_steps`): a tiling given one unit of slack
-    is still a tiling."""
-    unit = gcd(problem.capacity, *problem.sizes)
-    full = full_steps(problem, unit) + [max(problem.ends, default=0)]  # the end: alive at no full step
+    """How many items are alive at some step full to within one unit
+    (`dan.passes.packing.problem.common_unit`; `dan.passes.packing.rolling.full_steps`):
+    a tiling given one unit of slack is still a tiling."""
+    full = full_steps(problem, common_unit(problem)) + [max(problem.ends, default=0)]  # the end: alive at no full step
     return sum(1 for s, e in zip(problem.starts, problem.ends) if full[bisect_left(full, s)] < e)
 
 

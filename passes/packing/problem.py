@@ -63,11 +63,17 @@ class Packing:
         return self.proven or self.exhausted
 
 
+def common_unit(problem: Problem) -> int:
+    """The greatest common divisor of the sizes and the capacity (1 when all are 0): the
+    finest step of any packing's offsets (every offset is a sum of sizes)."""
+    return gcd(problem.capacity, *problem.sizes) or 1
+
+
 def in_common_unit(problem: Problem, solve: Callable[[Problem, int], Packing]) -> Packing:
     """`solve(scaled, g)` on `problem` with sizes and capacity counted in units of their
-    greatest common divisor `g` (every offset of a packing is a sum of sizes), its
-    offsets brought back to `problem`'s units."""
-    g = gcd(problem.capacity, *problem.sizes) or 1
+    greatest common divisor `g` (`common_unit`), its offsets brought back to `problem`'s
+    units."""
+    g = common_unit(problem)
     if g == 1:
         return solve(problem, 1)
     scaled = Problem(problem.starts, problem.ends, tuple(w // g for w in problem.sizes), problem.capacity // g)
